@@ -1,0 +1,32 @@
+# The two commands a newcomer needs (`make demo`, `make test`) and a few more.
+# Each installs missing Debian packages, configures and builds as needed.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: all deps configure build demo test bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/build.ninja: | deps
+	cmake -S . -B $(BUILD) -G Ninja
+
+configure: $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main job: today, start the reference service and exercise every endpoint.
+demo: build
+	@scripts/demo.sh $(BUILD)/crh
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+bench: build
+	@bench/serve_vs_nginx.sh $(BUILD)/crh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,431 @@
+// Routing, authentication, parameter decoding and JSON answers of the
+// reference service, following DESIGN.md §3 (choices where the spec is silent)
+// and §4 (the call hook).
+#include "service.hpp"
+
+#include <array>
+#include <boost/json.hpp>
+#include <charconv>
+#include <map>
+#include <span>
+#include <vector>
+
+namespace crh::reference {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::int64_t kMaxTagMinutes = 1440;
+constexpr auto kSlowTagDelay = 20ms;
+constexpr auto kRacyBindYield = 5ms;
+
+enum class Endpoint {
+  agents_list, agent_get, agent_snooze, agent_wake,
+  db_get, db_set,
+  aliases_list, tag, untag, call,
+};
+
+struct Pattern {
+  std::string_view method;
+  std::array<std::string_view, 5> parts;  // "*" is a path parameter
+  std::size_t size;
+  Endpoint endpoint;
+};
+
+constexpr std::array kRoutes{
+    Pattern{"GET", {"api", "v1", "local-agents"}, 3, Endpoint::agents_list},
+    Pattern{"GET", {"api", "v1", "local-agents", "*"}, 4, Endpoint::agent_get},
+    Pattern{"PUT", {"api", "v1", "local-agents", "*", "snooze"}, 5, Endpoint::agent_snooze},
+    Pattern{"PUT", {"api", "v1", "local-agents", "*", "wake"}, 5, Endpoint::agent_wake},
+    Pattern{"GET", {"database", "*"}, 2, Endpoint::db_get},
+    Pattern{"POST", {"database", "*"}, 2, Endpoint::db_set},
+    Pattern{"GET", {"channels", "*", "alias-numbers"}, 3, Endpoint::aliases_list},
+    Pattern{"POST", {"channels", "*", "alias-numbers", "tag"}, 4, Endpoint::tag},
+    Pattern{"DELETE", {"channels", "*", "alias-numbers", "*", "tag"}, 5, Endpoint::untag},
+    Pattern{"POST", {"channels", "*", "alias-numbers", "*", "calls"}, 5, Endpoint::call},
+};
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n;
+    std::uint32_t cp;
+    if (c < 0x80) { ++i; continue; }
+    if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
+    else return false;
+    if (i + n >= s.size()) return false;
+    for (std::size_t k = 1; k <= n; ++k) {
+      auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8.
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+        (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+      return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// Percent-decodes `in`; in form encoding '+' stands for a space. Nothing on
+// bad escapes or when the result is not UTF-8.
+std::optional<std::string> percent_decode(std::string_view in, bool form) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (c == '%') {
+      if (i + 2 >= in.size()) return std::nullopt;
+      int hi = hex_value(in[i + 1]), lo = hex_value(in[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (form && c == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  if (!valid_utf8(out)) return std::nullopt;
+  return out;
+}
+
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  const std::size_t n = std::max(a.size(), b.size());
+  unsigned diff = a.size() != b.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    unsigned char x = i < a.size() ? a[i] : 0, y = i < b.size() ? b[i] : 0;
+    diff |= x ^ y;
+  }
+  return diff == 0;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+using Params = std::map<std::string, std::string, std::less<>>;
+
+// Adds `name=value` to `params`; the same name twice with different values is an error.
+std::optional<std::string> add_param(Params& params, std::string name, std::string value) {
+  auto [it, inserted] = params.emplace(std::move(name), value);
+  if (!inserted && it->second != value)
+    return "parameter \"" + it->first + "\" is given twice with different values";
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_form(std::string_view text, Params& params) {
+  while (!text.empty()) {
+    auto amp = text.find('&');
+    std::string_view pair = text.substr(0, amp);
+    text = amp == std::string_view::npos ? std::string_view{} : text.substr(amp + 1);
+    if (pair.empty()) continue;
+    auto eq = pair.find('=');
+    auto name = percent_decode(pair.substr(0, eq), true);
+    auto value = percent_decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+    if (!name || !value)
+      return "malformed form encoding in \"" + std::string(pair.substr(0, 64)) +
+             "\": bad percent-escape or not UTF-8";
+    if (auto err = add_param(params, std::move(*name), std::move(*value))) return err;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_json_params(std::string_view body, Params& params) {
+  boost::system::error_code ec;
+  json::value doc = json::parse(body, ec);
+  if (ec) return "request body is not valid JSON (" + ec.message() + ")";
+  if (!doc.is_object()) return "a JSON request body must be an object of parameters";
+  for (const auto& [k, v] : doc.get_object()) {
+    std::string value;
+    if (v.is_string()) value = std::string(v.get_string());
+    else if (v.is_int64()) value = std::to_string(v.get_int64());
+    else if (v.is_uint64()) value = std::to_string(v.get_uint64());
+    else return "parameter \"" + std::string(k) + "\" must be a string or an integer";
+    if (auto err = add_param(params, std::string(k), std::move(value))) return err;
+  }
+  return std::nullopt;
+}
+
+// Parameters from the query string and the body (form-encoded or JSON).
+// Returns an error status and message when they cannot be read.
+std::optional<std::pair<unsigned, std::string>> read_params(const Request& req,
+                                                            std::string_view query,
+                                                            Params& params) {
+  if (auto err = parse_form(query, params)) return std::pair{400u, *err};
+  if (req.body.empty()) return std::nullopt;
+  std::string type = lower(trim(req.content_type.substr(0, req.content_type.find(';'))));
+  if (type == "application/json" || (type.size() > 5 && type.ends_with("+json"))) {
+    if (auto err = parse_json_params(req.body, params)) return std::pair{400u, *err};
+  } else if (type.empty() || type == "application/x-www-form-urlencoded") {
+    if (auto err = parse_form(req.body, params)) return std::pair{400u, *err};
+  } else {
+    return std::pair{415u, "unsupported Content-Type \"" + std::string(req.content_type) +
+                               "\": send application/x-www-form-urlencoded or application/json"};
+  }
+  return std::nullopt;
+}
+
+json::value agent_json(const Agent& a) {
+  return json::object{{"id", a.id}, {"name", a.name},
+                      {"state", a.snoozed ? "snoozed" : "available"}};
+}
+
+json::value alias_json(const AliasView& a, const Clock& clock) {
+  auto opt = [](const std::optional<std::string>& s) -> json::value {
+    return s ? json::value(*s) : json::value(nullptr);
+  };
+  auto stamp = [&](const std::optional<Clock::time_point>& t) -> json::value {
+    return t ? json::value(clock.rfc3339(*t)) : json::value(nullptr);
+  };
+  return json::object{{"id", a.id},
+                      {"number", a.number},
+                      {"tag", opt(a.tag)},
+                      {"expires_at", stamp(a.expires_at)},
+                      {"bound_caller", opt(a.bound_caller)},
+                      {"last_used_at", stamp(a.last_used_at)}};
+}
+
+Response ok(const json::value& body) { return Response{200, "application/json", json::serialize(body), {}}; }
+
+std::string quoted(std::string_view s) {
+  std::string out = json::serialize(json::value(json::string(s)));
+  if (out.size() > 80) out = out.substr(0, 77) + "...\"";
+  return out;
+}
+
+}  // namespace
+
+struct Service::Route {
+  Endpoint endpoint;
+  std::string id;     // agent id, database key or channel id
+  std::string alias;  // alias id (untag, call)
+  std::string_view query;
+};
+
+Service::Service(ServiceConfig config, const Fixtures& fixtures, const Clock& clock)
+    : config_(std::move(config)), state_(fixtures, clock, config_.minute, config_.faults) {}
+
+Response Service::error(unsigned status, std::string_view msg) const {
+  const auto& f = config_.faults;
+  if (f.has(Fault::error_status_200) && status == 404) status = 200;
+  if (f.has(Fault::text_errors)) return Response{status, "text/plain; charset=utf-8", std::string(msg) + "\n", {}};
+  if (f.has(Fault::error_no_msg)) return Response{status, "application/json", json::serialize(json::object{{"error", msg}}), {}};
+  return Response{status, "application/json", json::serialize(json::object{{"msg", msg}}), {}};
+}
+
+Reply Service::handle(const Request& req) {
+  std::string_view target = req.target;
+  if (target.empty() || target.front() != '/')
+    return {error(400, "request target must be an absolute path such as /api/v1/local-agents")};
+  auto qmark = target.find('?');
+  std::string_view path = target.substr(0, qmark);
+  std::string_view query = qmark == std::string_view::npos ? "" : target.substr(qmark + 1);
+  if (auto hash = query.find('#'); hash != std::string_view::npos) query = query.substr(0, hash);
+
+  std::vector<std::string> segments;
+  for (std::string_view rest = path.substr(1);;) {
+    auto slash = rest.find('/');
+    auto seg = percent_decode(rest.substr(0, slash), false);
+    if (!seg)
+      return {error(400, "malformed path " + quoted(path) +
+                             ": bad percent-escape or not UTF-8")};
+    segments.push_back(std::move(*seg));
+    if (slash == std::string_view::npos) break;
+    rest = rest.substr(slash + 1);
+  }
+
+  const Pattern* match = nullptr;
+  std::string allow;
+  for (const auto& p : kRoutes) {
+    if (p.size != segments.size()) continue;
+    bool fits = true;
+    for (std::size_t i = 0; i < p.size && fits; ++i)
+      fits = p.parts[i] == "*" ? !segments[i].empty() : p.parts[i] == segments[i];
+    if (!fits) continue;
+    if (p.method == req.method) { match = &p; break; }
+    if (!allow.empty()) allow += ", ";
+    allow += p.method;
+  }
+
+  const bool database = match && (match->endpoint == Endpoint::db_get ||
+                                  match->endpoint == Endpoint::db_set);
+  const auto& f = config_.faults;
+  bool authorized;
+  if (req.apikey_repeated) authorized = false;
+  else if (!req.apikey) authorized = f.has(Fault::auth_missing_ok);
+  else authorized = f.has(Fault::auth_wrong_ok) || constant_time_equal(*req.apikey, config_.api_key);
+  if (database && f.has(Fault::auth_skip_database)) authorized = true;
+
+  if (!authorized) {
+    if (match && match->endpoint == Endpoint::db_set && f.has(Fault::rejected_write_applies)) {
+      Params params;
+      if (!read_params(req, query, params))
+        if (auto v = params.find("value"); v != params.end()) state_.db_set(segments[1], v->second);
+    }
+    const char* why = req.apikey_repeated ? "more than one Apikey header was sent"
+                      : !req.apikey       ? "missing Apikey header"
+                      : req.apikey->empty() ? "empty Apikey header"
+                                            : "wrong Apikey";
+    return {error(401, std::string(why) + ": send the key from the service console in the Apikey header")};
+  }
+  if (!match) {
+    if (!allow.empty()) {
+      Response r = error(405, "method " + std::string(req.method) + " is not allowed on " +
+                                  quoted(path) + "; allowed: " + allow);
+      r.allow = allow;
+      return {std::move(r)};
+    }
+    return {error(404, "no such route: " + std::string(req.method) + " " + quoted(path))};
+  }
+  Route route{match->endpoint, {}, {}, query};
+  if (match->endpoint != Endpoint::agents_list)
+    route.id = segments[segments[0] == "api" ? 3 : 1];
+  if (match->endpoint == Endpoint::untag || match->endpoint == Endpoint::call) route.alias = segments[3];
+  return dispatch(route, req);
+}
+
+Reply Service::dispatch(const Route& route, const Request& req) {
+  const auto& f = config_.faults;
+  const Clock& clock = state_.clock();
+  auto no_agent = [&] { return Reply{error(404, "no local agent with id " + quoted(route.id))}; };
+  auto no_channel = [&] { return Reply{error(404, "no channel with id " + quoted(route.id))}; };
+  auto no_alias = [&] {
+    return Reply{error(404, "channel " + quoted(route.id) + " has no alias with id " + quoted(route.alias))};
+  };
+
+  Params params;
+  if (route.endpoint == Endpoint::db_set || route.endpoint == Endpoint::tag ||
+      route.endpoint == Endpoint::call) {
+    if (auto err = read_params(req, route.query, params)) return {error(err->first, err->second)};
+  }
+  auto param = [&](std::string_view name) -> const std::string* {
+    auto it = params.find(name);
+    return it == params.end() ? nullptr : &it->second;
+  };
+
+  switch (route.endpoint) {
+    case Endpoint::agents_list: {
+      json::array list;
+      for (const auto& a : state_.agents()) list.push_back(agent_json(a));
+      return {ok(json::object{{"agents", std::move(list)}})};
+    }
+    case Endpoint::agent_get: {
+      auto a = state_.agent(route.id);
+      return a ? Reply{ok(agent_json(*a))} : no_agent();
+    }
+    case Endpoint::agent_snooze:
+    case Endpoint::agent_wake: {
+      const bool snooze = route.endpoint == Endpoint::agent_snooze;
+      auto a = state_.set_snoozed(route.id, snooze);
+      if (!a) return no_agent();
+      if (snooze && f.has(Fault::snooze_shape)) return {ok(json::object{{"ok", true}})};
+      return {ok(agent_json(*a))};
+    }
+    case Endpoint::db_get: {
+      auto v = state_.db_get(route.id);
+      if (!v) return {error(404, "no value stored for key " + quoted(route.id))};
+      return {ok(json::object{{"key", route.id}, {"value", *v}})};
+    }
+    case Endpoint::db_set: {
+      const std::string* value = param("value");
+      if (!value) return {error(400, "missing parameter \"value\" (send value=... form-encoded or as JSON)")};
+      if (state_.db_set(route.id, *value) == DbWriteStatus::full)
+        return {error(409, "the database is full: the reference service keeps at most 256 MiB of keys and values")};
+      return {ok(json::object{{"key", route.id}, {"value", *value}})};
+    }
+    case Endpoint::aliases_list: {
+      auto aliases = state_.aliases(route.id);
+      if (!aliases) return no_channel();
+      json::array list;
+      for (const auto& a : *aliases) list.push_back(alias_json(a, clock));
+      return {ok(json::object{{"channel", route.id}, {"aliases", std::move(list)}})};
+    }
+    case Endpoint::tag: {
+      if (!state_.has_channel(route.id)) return no_channel();
+      const std::string* tag = param("tag");
+      if (!tag) return {error(400, "missing parameter \"tag\" (required by the tag operation)")};
+      if (tag->empty()) return {error(400, "parameter \"tag\" must not be empty")};
+      std::int64_t minutes = 5;
+      if (const std::string* m = param("minutes")) {
+        auto [end, ec] = std::from_chars(m->data(), m->data() + m->size(), minutes);
+        bool digits_only = !m->empty() && m->front() != '-' && m->front() != '+';
+        if (ec != std::errc{} || end != m->data() + m->size() || !digits_only ||
+            minutes < 1 || minutes > kMaxTagMinutes)
+          return {error(400, "parameter \"minutes\" must be an integer from 1 to 1440, got " + quoted(*m))};
+      } else if (!f.has(Fault::tag_minutes_optional)) {
+        return {error(400, "missing parameter \"minutes\" (required by the tag operation)")};
+      }
+      auto r = state_.tag(route.id, *tag, minutes);
+      if (r.status == TagStatus::unknown_channel) return no_channel();
+      if (r.status == TagStatus::all_tagged)
+        return {error(409, "every alias of channel " + quoted(route.id) +
+                               " is tagged; delete a tag or wait for one to expire")};
+      Reply reply{ok(alias_json(r.alias, clock))};
+      if (f.has(Fault::slow_tag)) reply.wait = kSlowTagDelay;
+      return reply;
+    }
+    case Endpoint::untag: {
+      auto r = state_.untag(route.id, route.alias);
+      switch (r.status) {
+        case UntagStatus::unknown_channel: return no_channel();
+        case UntagStatus::unknown_alias: return no_alias();
+        case UntagStatus::not_tagged:
+          return {error(404, "alias " + quoted(route.alias) + " of channel " + quoted(route.id) +
+                                 " has no tag to delete")};
+        case UntagStatus::untagged: break;
+      }
+      return {ok(alias_json(r.alias, clock))};
+    }
+    case Endpoint::call: {
+      const std::string* caller = param("caller");
+      if (!caller || caller->empty())
+        return {error(400, "missing or empty parameter \"caller\" (the calling number)")};
+      auto answer = [this, &clock, route, caller = *caller](const CallResult& r) -> Response {
+        switch (r.status) {
+          case CallStatus::unknown_channel: return error(404, "no channel with id " + quoted(route.id));
+          case CallStatus::unknown_alias:
+            return error(404, "channel " + quoted(route.id) + " has no alias with id " + quoted(route.alias));
+          case CallStatus::locked:
+            return error(403, "alias " + quoted(route.alias) + " is tagged and bound to another caller until " +
+                                  (r.alias.expires_at ? clock.rfc3339(*r.alias.expires_at) : "its tag ends"));
+          case CallStatus::connected: break;
+        }
+        return ok(json::object{{"alias", route.alias}, {"caller", caller}, {"connected", true}});
+      };
+      if (!f.has(Fault::binding_racy)) return {answer(state_.call(route.id, route.alias, *caller))};
+      CallResult checked = state_.call_check(route.id, route.alias, *caller);
+      if (checked.status != CallStatus::connected) return {answer(checked)};
+      Reply reply;
+      reply.wait = kRacyBindYield;
+      reply.then = [this, answer, route, caller = *caller] {
+        return answer(state_.call_apply(route.id, route.alias, caller));
+      };
+      return reply;
+    }
+  }
+  return {error(404, "no such route")};
+}
+
+}  // namespace crh::reference

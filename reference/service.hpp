@@ -1,0 +1,70 @@
+// The reference service's HTTP semantics without the transport: routing, the
+// Apikey, parameters, validation and JSON answers. The server feeds it parsed
+// requests; tests may call it directly.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "clock.hpp"
+#include "faults.hpp"
+#include "fixtures.hpp"
+#include "state.hpp"
+
+namespace crh::reference {
+
+struct ServiceConfig {
+  std::string api_key;                          // the one accepted Apikey value
+  FaultSet faults;                              // behaviours to break on purpose
+  std::chrono::milliseconds minute{60'000};     // length of one tag minute
+};
+
+struct Request {
+  std::string_view method;        // as sent, e.g. "GET"
+  std::string_view target;        // origin-form: path and optional query
+  std::optional<std::string_view> apikey;  // the Apikey header, if present once
+  bool apikey_repeated = false;   // more than one Apikey header was sent
+  std::string_view content_type;  // empty when absent
+  std::string_view body;
+};
+
+struct Response {
+  unsigned status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::string allow;  // for 405: the methods the route has
+};
+
+// What the transport does with a request: send `response`, or first wait
+// `wait` (without blocking the thread) and then send what `then()` returns.
+struct Reply {
+  Response response;
+  std::chrono::milliseconds wait{0};
+  std::function<Response()> then;
+};
+
+class Service {
+ public:
+  Service(ServiceConfig config, const Fixtures& fixtures, const Clock& clock);
+
+  Reply handle(const Request& request);
+
+  // An error answer in the service's error shape (honouring the error faults),
+  // for conditions the transport detects itself: oversized or malformed requests.
+  Response error(unsigned status, std::string_view msg) const;
+
+  const ServiceConfig& config() const { return config_; }
+  State& state() { return state_; }
+
+ private:
+  struct Route;
+  Reply dispatch(const Route& route, const Request& request);
+
+  ServiceConfig config_;
+  State state_;
+};
+
+}  // namespace crh::reference

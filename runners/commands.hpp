@@ -1,0 +1,20 @@
+// Each subcommand registers its flags on the crh application and returns
+// what runs it once the command line has been parsed.
+#pragma once
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace crh::runners {
+
+struct Command {
+  CLI::App* app;            // the subcommand, to ask whether it was chosen
+  std::function<int()> run; // runs it with the parsed flags; returns the exit code
+};
+
+Command add_serve_command(CLI::App& app);
+
+}  // namespace crh::runners

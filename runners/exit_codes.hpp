@@ -1,0 +1,13 @@
+// Exit codes of every crh subcommand (DESIGN.md §2).
+#pragma once
+
+namespace crh::runners {
+
+enum ExitCode : int {
+  kExitOk = 0,           // everything held
+  kExitFailed = 1,       // a check failed, an invariant broke, a limit was crossed
+  kExitUsage = 2,        // usage or configuration error
+  kExitUnreachable = 3,  // the target could not be reached or set up
+};
+
+}  // namespace crh::runners

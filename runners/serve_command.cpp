@@ -1,0 +1,128 @@
+// crh serve: runs the reference service until SIGINT or SIGTERM.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+
+#include "api_key.hpp"
+#include "commands.hpp"
+#include "exit_codes.hpp"
+#include "reference/server.hpp"
+
+namespace crh::runners {
+namespace {
+
+struct ServeOptions {
+  std::string listen = "127.0.0.1:8080";
+  int threads = 0;
+  std::vector<std::string> faults;
+  bool list_faults = false;
+  long minute_ms = 60'000;
+  int channels = 2;
+  int aliases = 4;
+  std::string fixtures_file;
+  std::string api_key_file;
+};
+
+// "HOST:PORT", "[V6]:PORT" or ":PORT" (all interfaces).
+bool split_listen(const std::string& text, std::string& host, unsigned short& port) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos) return false;
+  host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "0.0.0.0";
+  const std::string digits = text.substr(colon + 1);
+  if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  unsigned long value = std::stoul(digits);
+  if (value > 65535) return false;
+  port = static_cast<unsigned short>(value);
+  return true;
+}
+
+int run_serve(const ServeOptions& o) {
+  using namespace crh::reference;
+  if (o.list_faults) {
+    for (const auto& f : all_faults()) std::cout << f.name << "\t" << f.description << "\n";
+    return kExitOk;
+  }
+  ServerConfig config;
+  if (!split_listen(o.listen, config.host, config.port)) {
+    std::cerr << "crh serve: --listen expects HOST:PORT (for example 127.0.0.1:8080 or [::1]:0), got \""
+              << o.listen << "\"\n";
+    return kExitUsage;
+  }
+  config.threads = o.threads;
+  config.service.minute = std::chrono::milliseconds(o.minute_ms);
+  for (const auto& name : o.faults) {
+    auto fault = fault_by_name(name);
+    if (!fault) {
+      std::cerr << "crh serve: unknown fault mode \"" << name
+                << "\"; `crh serve --list-faults` lists them\n";
+      return kExitUsage;
+    }
+    config.service.faults.add(*fault);
+  }
+  try {
+    config.fixtures = o.fixtures_file.empty() ? default_fixtures(o.channels, o.aliases)
+                                              : load_fixtures_file(o.fixtures_file);
+    auto key = configured_api_key(o.api_key_file);
+    if (!key) {
+      key = random_api_key();
+      // Printed once, so a person can use the service; set CRH_API_KEY to choose one.
+      std::cerr << "crh serve: no CRH_API_KEY or --api-key-file; generated API key: " << *key << "\n";
+    }
+    config.service.api_key = *key;
+  } catch (const std::exception& e) {
+    std::cerr << "crh serve: " << e.what() << "\n";
+    return kExitUsage;
+  }
+
+  Server server(std::move(config));
+  try {
+    server.start();
+  } catch (const std::exception& e) {
+    std::cerr << "crh serve: " << e.what() << "\n";
+    return kExitUnreachable;
+  }
+  std::string faults;
+  for (const auto& f : o.faults) faults += (faults.empty() ? "" : ",") + f;
+  std::cout << "crh serve: listening on " << server.base_url() << " (minute " << o.minute_ms
+            << " ms, faults: " << (faults.empty() ? "none" : faults) << "); Ctrl-C stops"
+            << std::endl;
+  int signo = server.run_until_signal();
+  std::cout << "crh serve: stopped on signal " << signo << std::endl;
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* sub = app.add_subcommand("serve", "Run the reference Call-Routing Service");
+  sub->add_option("--listen", o->listen, "HOST:PORT to listen on; port 0 picks a free one")
+      ->capture_default_str();
+  sub->add_option("--threads", o->threads, "worker threads (default: one per core)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--fault", o->faults, "break one documented behaviour on purpose (repeatable)");
+  sub->add_flag("--list-faults", o->list_faults, "print every fault mode with one line and exit");
+  sub->add_option("--minute-ms", o->minute_ms, "length of one tag minute in ms (tests shorten it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1L, 3'600'000L));
+  sub->add_option("--channels", o->channels, "generated fixtures: number of channels")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10'000));
+  sub->add_option("--aliases", o->aliases, "generated fixtures: aliases per channel")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100'000));
+  auto* fixtures = sub->add_option("--fixtures", o->fixtures_file,
+                                   "fixtures JSON file (agents, channels, database)")
+                       ->check(CLI::ExistingFile);
+  sub->get_option("--channels")->excludes(fixtures);
+  sub->get_option("--aliases")->excludes(fixtures);
+  sub->add_option("--api-key-file", o->api_key_file,
+                  "file holding the API key (else CRH_API_KEY, else a random key)")
+      ->check(CLI::ExistingFile);
+  return {sub, [o] { return run_serve(*o); }};
+}
+
+}  // namespace crh::runners
