@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build demo test bench clean
+.PHONY: all deps configure build demo test sanitize bench clean
 
 all: build
 
@@ -25,8 +25,17 @@ demo: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# The tests again under AddressSanitizer+UBSan and under ThreadSanitizer.
+sanitize: deps
+	cmake -S . -B $(BUILD)-asan -G Ninja -DCRH_SANITIZE=address,undefined
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
+	cmake -S . -B $(BUILD)-tsan -G Ninja -DCRH_SANITIZE=thread
+	cmake --build $(BUILD)-tsan -j $(JOBS)
+	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS)
+
 bench: build
 	@bench/serve_vs_nginx.sh $(BUILD)/crh
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan

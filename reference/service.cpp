@@ -402,7 +402,8 @@ Reply Service::dispatch(const Route& route, const Request& req) {
       const std::string* caller = param("caller");
       if (!caller || caller->empty())
         return {error(400, "missing or empty parameter \"caller\" (the calling number)")};
-      auto answer = [this, &clock, route, caller = *caller](const CallResult& r) -> Response {
+      auto answer = [this, route, caller = *caller](const CallResult& r) -> Response {
+        const Clock& clock = state_.clock();
         switch (r.status) {
           case CallStatus::unknown_channel: return error(404, "no channel with id " + quoted(route.id));
           case CallStatus::unknown_alias:
