@@ -15,7 +15,7 @@ $(BUILD)/build.ninja: | deps
 
 configure: $(BUILD)/build.ninja
 
-build: configure
+build: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The main job: today, start the reference service and exercise every endpoint.
