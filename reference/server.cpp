@@ -145,8 +145,8 @@ struct Server::Impl {
       stream.expires_after(config.idle_timeout);
       auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
       if (!ec && parser.get()[http::field::expect] == "100-continue" && !parser.is_done()) {
-        http::response<http::empty_body> cont{http::status::continue_, parser.get().version()};
-        auto [wec, wn] = co_await http::async_write(stream, cont, use_tuple);
+        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        auto [wec, wn] = co_await net::async_write(stream, net::buffer(kContinue), use_tuple);
         ec = wec;
       }
       if (!ec && !parser.is_done()) {

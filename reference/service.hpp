@@ -56,9 +56,6 @@ class Service {
   // for conditions the transport detects itself: oversized or malformed requests.
   Response error(unsigned status, std::string_view msg) const;
 
-  const ServiceConfig& config() const { return config_; }
-  State& state() { return state_; }
-
  private:
   struct Route;
   Reply dispatch(const Route& route, const Request& request);
