@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "reference/server.hpp"
+#include "support/naming.hpp"
 #include "support/scripted_server.hpp"
 
 namespace crh::core {
@@ -139,16 +140,7 @@ TEST_P(HostileServer, GivesATransportErrorWithinTheDeadline) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Each, HostileServer, ::testing::ValuesIn(kHostile),
-                         [](const auto& info) {
-                           std::string n;
-                           bool up = true;
-                           for (const char* c = info.param.name; *c; ++c) {
-                             if (*c == '-') { up = true; continue; }
-                             n.push_back(up ? static_cast<char>(std::toupper(*c)) : *c);
-                             up = false;
-                           }
-                           return n;
-                         });
+                         [](const auto& info) { return test::camel_case(info.param.name); });
 
 TEST(HttpClient, RecoversOnANewConnectionAfterAnError) {
   std::atomic<int> served{0};

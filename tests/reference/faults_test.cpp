@@ -4,6 +4,7 @@
 #include <set>
 
 #include "server_fixture.hpp"
+#include "support/naming.hpp"
 
 namespace crh::test {
 namespace {
@@ -188,17 +189,7 @@ TEST_P(FaultModeTest, BreaksItsBehaviourAndOnlyWithTheFault) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Each, FaultModeTest, ::testing::ValuesIn(scenarios()),
-                         [](const auto& info) {
-                           std::string n = name_of(info.param.fault);
-                           std::string out;
-                           bool up = true;
-                           for (char c : n) {
-                             if (c == '-') { up = true; continue; }
-                             out.push_back(up ? static_cast<char>(std::toupper(c)) : c);
-                             up = false;
-                           }
-                           return out;
-                         });
+                         [](const auto& info) { return camel_case(name_of(info.param.fault)); });
 
 }  // namespace
 }  // namespace crh::test
