@@ -4,16 +4,20 @@
 #include <boost/url/parse.hpp>
 
 namespace crh::core {
+namespace {
+
+// IPv6 addresses are bracketed wherever a port may follow.
+std::string bracketed(const std::string& host) {
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+}  // namespace
 
 std::string BaseUrl::host_header() const {
-  std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  return port == "80" ? h : h + ":" + port;
+  return port == "80" ? bracketed(host) : bracketed(host) + ":" + port;
 }
 
-std::string BaseUrl::to_string() const {
-  std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  return "http://" + h + ":" + port + path_prefix;
-}
+std::string BaseUrl::to_string() const { return "http://" + bracketed(host) + ":" + port + path_prefix; }
 
 std::optional<BaseUrl> parse_base_url(const std::string& text, std::string& why) {
   auto parsed = boost::urls::parse_absolute_uri(text);

@@ -306,14 +306,20 @@ Reply Service::handle(const Request& req) {
   return dispatch(route, req);
 }
 
+Response Service::unknown_channel(const Route& route) const {
+  return error(404, "no channel with id " + quoted(route.id));
+}
+
+Response Service::unknown_alias(const Route& route) const {
+  return error(404, "channel " + quoted(route.id) + " has no alias with id " + quoted(route.alias));
+}
+
 Reply Service::dispatch(const Route& route, const Request& req) {
   const auto& f = config_.faults;
   const Clock& clock = state_.clock();
   auto no_agent = [&] { return Reply{error(404, "no local agent with id " + quoted(route.id))}; };
-  auto no_channel = [&] { return Reply{error(404, "no channel with id " + quoted(route.id))}; };
-  auto no_alias = [&] {
-    return Reply{error(404, "channel " + quoted(route.id) + " has no alias with id " + quoted(route.alias))};
-  };
+  auto no_channel = [&] { return Reply{unknown_channel(route)}; };
+  auto no_alias = [&] { return Reply{unknown_alias(route)}; };
 
   Params params;
   if (route.endpoint == Endpoint::db_set || route.endpoint == Endpoint::tag ||
@@ -405,9 +411,8 @@ Reply Service::dispatch(const Route& route, const Request& req) {
       auto answer = [this, route, caller = *caller](const CallResult& r) -> Response {
         const Clock& clock = state_.clock();
         switch (r.status) {
-          case CallStatus::unknown_channel: return error(404, "no channel with id " + quoted(route.id));
-          case CallStatus::unknown_alias:
-            return error(404, "channel " + quoted(route.id) + " has no alias with id " + quoted(route.alias));
+          case CallStatus::unknown_channel: return unknown_channel(route);
+          case CallStatus::unknown_alias: return unknown_alias(route);
           case CallStatus::locked:
             return error(403, "alias " + quoted(route.alias) + " is tagged and bound to another caller until " +
                                   (r.alias.expires_at ? clock.rfc3339(*r.alias.expires_at) : "its tag ends"));

@@ -59,6 +59,8 @@ class Service {
  private:
   struct Route;
   Reply dispatch(const Route& route, const Request& request);
+  Response unknown_channel(const Route& route) const;
+  Response unknown_alias(const Route& route) const;
 
   ServiceConfig config_;
   State state_;
