@@ -1,0 +1,114 @@
+// The API's operations as checks use them: paths, and reading lists, ids,
+// tags and database values out of answers in any reasonable shape. Each
+// helper ends the check with a MUST failure when the answer breaks the spec.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "contracts/context.hpp"
+
+namespace crh::contracts::api {
+
+std::string agents_path();                                       // /api/v1/local-agents
+std::string agent_path(const std::string& id);                   // /api/v1/local-agents/ID
+std::string agent_op_path(const std::string& id, const char* op);  // .../ID/snooze
+std::string database_path(const std::string& key);               // /database/KEY (encoded)
+std::string aliases_path(const std::string& channel);            // /channels/ID/alias-numbers
+std::string tag_path(const std::string& channel);                // .../alias-numbers/tag
+std::string delete_tag_path(const std::string& channel, const std::string& alias);
+
+struct Item {
+  std::string id;
+  boost::json::value value;
+};
+
+// GET the list (E1 / E7): HTTP 200, JSON, a list found, every item with an id.
+std::vector<Item> list_agents(CheckContext& ctx);
+std::vector<Item> list_aliases(CheckContext& ctx);
+
+// Ids read with the profile's id fields.
+std::optional<std::string> agent_id(const CheckContext& ctx, const boost::json::value& item);
+std::optional<std::string> alias_id(const CheckContext& ctx, const boost::json::value& item);
+
+// The alias's tag as the list shows it: a string when tagged, "" when the tag
+// field is null or empty, nothing when the object has no tag field at all.
+std::optional<std::string> tag_of(const CheckContext& ctx, const boost::json::value& alias);
+
+// The agent's state field, or the whole object as text when it has none.
+std::string agent_state(const CheckContext& ctx, const boost::json::value& agent);
+
+// GET one agent (E2): 200, JSON object.
+boost::json::value get_agent(CheckContext& ctx, const std::string& id);
+// PUT snooze/wake (E3/E4): 200, JSON; notes the agent for the janitor.
+boost::json::value agent_op(CheckContext& ctx, const std::string& id, const char* op);
+
+// POST tag (E8): 200, JSON with the alias's id; the janitor deletes it unless
+// delete_tag() does. `minutes` as the profile encodes integers.
+std::string tag(CheckContext& ctx, const std::string& tag_name, int minutes = 10);
+// DELETE the tag (E9): 200, JSON.
+void delete_tag(CheckContext& ctx, const std::string& alias);
+
+// The value a database answer holds for `expected`: the profile's field when
+// present, else a bare string body. Nothing when neither is there.
+std::optional<std::string> database_value(const CheckContext& ctx, const boost::json::value& body);
+// True when `expected` appears as a string anywhere in the answer (any shape).
+bool holds_string(const boost::json::value& body, const std::string& expected);
+
+// A probe key: "crh-probe-" + suffix. Notes it (and its old value) with the
+// janitor before the first write.
+std::string probe_key(CheckContext& ctx, const std::string& suffix);
+// POST value to key (E6): 200, JSON.
+void database_set(CheckContext& ctx, const std::string& key, const std::string& value);
+
+// The first listed agent; the check is skipped when the target lists none.
+std::string first_agent(CheckContext& ctx);
+
+// Puts the agent back in `start_state` (wake, and if that is not it, snooze).
+// Never ends the check; true when the agent is back.
+bool restore_agent(CheckContext& ctx, const std::string& id, const std::string& start_state);
+
+// Notes the agent's state on construction and restores it on destruction.
+class AgentGuard {
+ public:
+  AgentGuard(CheckContext& ctx, std::string id);
+  ~AgentGuard();
+  const std::string& start_state() const { return start_; }
+
+ private:
+  CheckContext& ctx_;
+  std::string id_;
+  std::string start_;
+};
+
+// DELETE the tag without judging the answer (cleanup); the janitor retries
+// at the end of the run when this did not work.
+void untag_quietly(CheckContext& ctx, const std::string& alias);
+
+// Deletes, on destruction, every tag the check made through it.
+class TagGuard {
+ public:
+  explicit TagGuard(CheckContext& ctx) : ctx_(ctx) {}
+  ~TagGuard();
+  std::string tag(const std::string& what, int minutes = 10);  // api::tag, remembered
+  void forget(const std::string& alias);                        // deleted by the check itself
+
+ private:
+  CheckContext& ctx_;
+  std::vector<std::string> aliases_;
+};
+
+// The call hook, with the check skipped when the target has none (the hook
+// path answered 404, 405 or 501): binding checks are never passed unrun.
+core::Exchange call_or_skip(CheckContext& ctx, const std::string& alias, const std::string& caller);
+
+// Every alias of the list is untagged; nothing when the list shows no tags.
+std::optional<std::vector<std::string>> untagged_aliases(CheckContext& ctx, const std::vector<Item>& aliases);
+
+// "crh-probe-<what>": tags the run makes, so a sweep can find leftovers.
+std::string tag_name(const std::string& what);
+inline constexpr std::string_view kProbePrefix = "crh-probe-";
+
+}  // namespace crh::contracts::api

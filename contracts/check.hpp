@@ -1,0 +1,66 @@
+// What a contract check is and what it yields (DESIGN.md §5): an id, the
+// rules it covers, MUST or SHOULD, and an outcome with its evidence.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "contracts/shapes.hpp"
+
+namespace crh::contracts {
+
+enum class Outcome {
+  pass,
+  warn,           // only SHOULD findings (a profile default did not hold); a failure with --strict
+  fail,           // a MUST finding
+  skip,           // not run, with the reason (no call hook, needs --slow, ...)
+  indeterminate,  // the target timed out or reset: the outcome is unknown, never a failure
+};
+
+std::string_view to_string(Outcome o);
+std::string_view to_string(Severity s);  // "MUST", "SHOULD"
+
+// One exchange as people can rerun it.
+struct Evidence {
+  std::string curl;    // the request, the key shown as $CRH_API_KEY
+  std::string answer;  // "HTTP 401 application/json, 31 bytes: {...}" or "no answer: timeout (...)"
+  std::chrono::microseconds elapsed{0};
+};
+
+struct CheckResult {
+  std::string id;
+  std::string suite;
+  std::vector<std::string> rules;
+  Severity severity = Severity::must;
+  Outcome outcome = Outcome::pass;
+  std::string message;              // the first finding, or why it was skipped / undecided
+  std::vector<Finding> findings;    // everything that did not hold, MUST and SHOULD
+  std::vector<Evidence> evidence;   // the exchanges the check made, in order
+  std::chrono::microseconds duration{0};
+};
+
+class CheckContext;
+
+struct Check {
+  std::string id;                     // "auth.missing-key.database-get"
+  std::string suite;                  // "auth"
+  std::vector<std::string> rules;     // catalogue ids it covers
+  Severity severity = Severity::must; // MUST: rests on the spec; SHOULD: on a profile default
+  std::string summary;                // what it checks, one line
+  std::function<void(CheckContext&)> body;
+  bool slow = false;               // runs only with --slow, in the background
+  bool owns_channel = false;       // compares the whole alias list: runs before slow checks start
+  bool needs_call_hook = false;    // skipped when the profile has no call hook
+  bool run_wide = false;           // judges every exchange of the run: runs last
+};
+
+// Every check of every suite, in the order they run and are reported.
+const std::vector<Check>& all_checks();
+
+// The suites, in order.
+const std::vector<std::string>& all_suites();
+
+}  // namespace crh::contracts

@@ -1,0 +1,149 @@
+// What a check body works with: the target, the profile, a recording client
+// (every exchange becomes evidence), verdict helpers that end the check, and
+// the janitor that puts the target back as it was found.
+#pragma once
+
+#include <atomic>
+#include <boost/json/value.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "contracts/check.hpp"
+#include "contracts/profile.hpp"
+#include "core/http_client.hpp"
+#include "core/target.hpp"
+
+namespace crh::contracts {
+
+// How a request authenticates: the auth suite sends every kind of bad key.
+enum class KeyMode {
+  proper,         // Apikey: <key>
+  missing,        // no Apikey header
+  empty,          // Apikey: (empty)
+  wrong,          // Apikey: <a random key of the same length>
+  other_header,   // the key in Authorization and X-Api-Key, no Apikey header
+  lower_case,     // apikey: <key> (header names are case-insensitive)
+};
+
+// Thrown by the verdict helpers to end a check body early.
+struct CheckEnded {
+  Outcome outcome;
+  std::string message;
+};
+
+// What the run has changed on the target and must undo (DESIGN.md §5).
+// Thread-safe: slow checks note their changes from the background.
+class Janitor {
+ public:
+  void tagged(const std::string& alias);
+  void untagged(const std::string& alias);
+  std::vector<std::string> tags() const;
+
+  // An agent's state as the run found it (see api::agent_state); the first
+  // note counts; forgotten once restored.
+  void agent_changed(const std::string& id, const std::string& start_state);
+  void agent_restored(const std::string& id);
+  std::map<std::string, std::string> agents() const;
+
+  // A database probe key and its value before the run (none: it had none).
+  // Only the first note of a key counts. Returns true when it was new.
+  bool database_key(const std::string& key, std::optional<std::string> old_value);
+  bool knows_database_key(const std::string& key) const;
+  std::map<std::string, std::optional<std::string>> database_keys() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::set<std::string> tags_;
+  std::map<std::string, std::string> agents_;
+  std::map<std::string, std::optional<std::string>> keys_;
+};
+
+// An answered exchange as the run-wide checks see it.
+struct Recorded {
+  std::string check;
+  std::string curl;
+  unsigned status;
+  std::string content_type;
+  std::string body;
+};
+
+// What every check of one run shares.
+struct RunShared {
+  core::Target target;
+  Profile profile;
+  core::ClientConfig client;
+  std::string wrong_key;    // random, same length as the key
+  std::string caller_base;  // "+1999NNNN": callers of this run are caller_base + two digits
+  Janitor janitor;
+  std::mutex channel_mutex; // held by a check that needs the channel to itself
+  std::atomic<bool> target_lost{false};
+
+  void record(const Recorded& r);
+  std::vector<Recorded> recorded() const;
+
+ private:
+  mutable std::mutex recorded_mutex_;
+  std::vector<Recorded> recorded_;
+};
+
+class CheckContext {
+ public:
+  CheckContext(RunShared& run, core::HttpClient& client, CheckResult& result);
+
+  const core::Target& target() const { return run_.target; }
+  const Profile& profile() const { return run_.profile; }
+  RunShared& run() { return run_; }
+  Janitor& janitor() { return run_.janitor; }
+
+  // The n-th distinct calling number of this run ("+1999" digits).
+  std::string caller(int n) const;
+
+  // Sends and records. Never throws on transport errors: see response().
+  core::Exchange send(core::HttpRequest request, KeyMode key = KeyMode::proper);
+  core::Exchange send(std::string method, std::string path, const std::vector<core::Param>& params = {},
+                      KeyMode key = KeyMode::proper);
+  // The call hook: `caller` calls `alias` on the target's channel.
+  core::Exchange call(const std::string& alias, const std::string& caller, KeyMode key = KeyMode::proper);
+  core::HttpRequest call_request(const std::string& alias, const std::string& caller) const;
+
+  // A fresh client to the target (for concurrent callers) and a way to add
+  // what it exchanged to this check's evidence.
+  std::unique_ptr<core::HttpClient> new_client() const;
+  core::HttpRequest authenticated(core::HttpRequest request, KeyMode key = KeyMode::proper) const;
+  void record(const core::Exchange& e);
+  // Evidence from elsewhere in the run (the run-wide checks cite exchanges).
+  void cite(const Recorded& r);
+
+  // Verdicts. A MUST finding ends the check; a SHOULD finding is noted and
+  // the check goes on.
+  void require(bool ok, std::string_view rule, const std::string& text);
+  void prefer(bool ok, std::string_view rule, const std::string& text);
+  [[noreturn]] void fail(std::string_view rule, const std::string& text);
+  [[noreturn]] void skip(const std::string& why);
+  [[noreturn]] void indeterminate(const std::string& why);
+
+  // The answer, or the check ends as indeterminate (`what` names the request).
+  const core::HttpResponse& response(const core::Exchange& e, const std::string& what);
+  // MUST: HTTP 200 with a JSON body (C2, C1 and `rule`). Returns the body.
+  boost::json::value ok_json(const core::Exchange& e, std::string_view rule, const std::string& what);
+  // MUST: refused (not 200, not 5xx) with the error shape (X1, X2, `rule`);
+  // SHOULD: one of `statuses`.
+  void refused(const core::Exchange& e, std::string_view rule, const std::string& what,
+               const std::vector<unsigned>& statuses);
+
+ private:
+  RunShared& run_;
+  core::HttpClient& client_;
+  CheckResult& result_;
+};
+
+// "HTTP 404 application/json, 31 bytes: {...}" or "no answer: timeout (...)".
+std::string describe_answer(const core::Exchange& e);
+std::string statuses_text(const std::vector<unsigned>& statuses);  // "401 or 403"
+
+}  // namespace crh::contracts

@@ -1,0 +1,93 @@
+// agents: the list, each agent readable, snooze and wake answering with the
+// single GET's shape (R1) and their effect visible in a later GET.
+#include <boost/json.hpp>
+#include <set>
+
+#include "contracts/suites/suites.hpp"
+
+namespace crh::contracts::suites {
+namespace json = boost::json;
+using namespace api;
+
+namespace {
+
+std::string keys_of(const json::value& v) {
+  if (!v.is_object()) return "(not an object)";
+  std::set<std::string> keys;
+  for (const auto& [k, _] : v.get_object()) keys.insert(std::string(k));
+  std::string out;
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
+  return "{" + out + "}";
+}
+
+void same_shape(CheckContext& ctx, const char* op) {
+  auto id = first_agent(ctx);
+  AgentGuard guard(ctx, id);
+  auto single = get_agent(ctx, id);
+  auto answer = agent_op(ctx, id, op);
+  const std::string what = std::string("PUT ") + agent_op_path(id, op);
+  ctx.require(answer.is_object(), "R1",
+              what + ": expected the agent object (the same form as GET " + agent_path(id) + "), got " +
+                  excerpt(json::serialize(answer)));
+  ctx.require(keys_of(answer) == keys_of(single), "R1",
+              what + ": expected the same fields as GET " + agent_path(id) + " " + keys_of(single) + ", got " +
+                  keys_of(answer));
+  auto got = agent_id(ctx, answer);
+  ctx.require(got == agent_id(ctx, single), "R1",
+              what + ": expected the agent's id " + agent_id(ctx, single).value_or("?") + ", got " + got.value_or("none"));
+}
+
+}  // namespace
+
+void add_agent_checks(std::vector<Check>& out) {
+  const std::string s = "agents";
+  out.push_back({.id = "agents.each-readable", .suite = s, .rules = {"E1", "E2"},
+                 .summary = "every listed agent can be read by its id and is that agent",
+                 .body = [](CheckContext& ctx) {
+                   auto agents = list_agents(ctx);
+                   if (agents.empty()) ctx.skip("the target lists no agents");
+                   std::size_t n = 0;
+                   for (const auto& a : agents) {
+                     if (++n > 50) break;  // enough to trust the pattern, bounded for large fixtures
+                     auto body = get_agent(ctx, a.id);
+                     auto got = agent_id(ctx, body);
+                     ctx.require(!got || *got == a.id, "E2",
+                                 "GET " + agent_path(a.id) + ": expected the agent with id " + a.id + ", got id " + *got);
+                   }
+                 }});
+  out.push_back({.id = "agents.snooze-same-shape", .suite = s, .rules = {"R1", "E3"},
+                 .summary = "snooze answers with the agent object: the same fields and id as the single GET",
+                 .body = [](CheckContext& ctx) { same_shape(ctx, "snooze"); }});
+  out.push_back({.id = "agents.wake-same-shape", .suite = s, .rules = {"R1", "E4"},
+                 .summary = "wake answers with the agent object: the same fields and id as the single GET",
+                 .body = [](CheckContext& ctx) { same_shape(ctx, "wake"); }});
+  out.push_back({.id = "agents.snooze-wake-visible", .suite = s, .rules = {"E3", "E4", "R1"},
+                 .severity = Severity::should,
+                 .summary = "after snooze and after wake, a GET shows the state the operation answered, and the two differ",
+                 .body = [](CheckContext& ctx) {
+                   auto id = first_agent(ctx);
+                   AgentGuard guard(ctx, id);
+                   auto woke = agent_state(ctx, agent_op(ctx, id, "wake"));
+                   auto after_wake = agent_state(ctx, get_agent(ctx, id));
+                   auto snoozed = agent_state(ctx, agent_op(ctx, id, "snooze"));
+                   auto after_snooze = agent_state(ctx, get_agent(ctx, id));
+                   ctx.prefer(after_wake == woke, "E4",
+                              "GET after wake: expected the state wake answered (" + woke + "), got " + after_wake);
+                   ctx.prefer(after_snooze == snoozed, "E3",
+                              "GET after snooze: expected the state snooze answered (" + snoozed + "), got " + after_snooze);
+                   ctx.prefer(after_wake != after_snooze, "E3",
+                              "expected snooze to change what GET " + agent_path(id) + " shows (field \"" +
+                                  ctx.profile().agent_state_field + "\"), got " + after_snooze + " after both");
+                 }});
+  out.push_back({.id = "agents.unknown-id", .suite = s, .rules = {"E2", "X1", "X2"},
+                 .summary = "an agent id that does not exist is refused with a msg on GET, snooze and wake (404 expected)",
+                 .body = [](CheckContext& ctx) {
+                   const std::string id = "crh-no-such-agent-" + ctx.run().caller_base.substr(5);
+                   ctx.refused(ctx.send("GET", agent_path(id)), "E2", "GET " + agent_path(id), ctx.profile().not_found_statuses);
+                   for (const char* op : {"snooze", "wake"})
+                     ctx.refused(ctx.send("PUT", agent_op_path(id, op)), op[0] == 's' ? "E3" : "E4",
+                                 "PUT " + agent_op_path(id, op), ctx.profile().not_found_statuses);
+                 }});
+}
+
+}  // namespace crh::contracts::suites

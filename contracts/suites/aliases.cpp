@@ -1,0 +1,151 @@
+// aliases: the least recently used pick (R2, checked black-box over tag+delete
+// cycles), a tag lasting until deleted (T1), deletion by alias id (R4), and
+// unknown channels and aliases refused.
+#include <algorithm>
+#include <boost/json.hpp>
+#include <set>
+
+#include "contracts/suites/suites.hpp"
+#include "contracts/verdicts.hpp"
+
+namespace crh::contracts::suites {
+namespace json = boost::json;
+using namespace api;
+
+namespace {
+
+// The untagged aliases at the start; every alias when the list shows no tags.
+std::vector<std::string> free_aliases(CheckContext& ctx) {
+  auto aliases = list_aliases(ctx);
+  if (aliases.empty()) ctx.skip("the channel lists no aliases");
+  if (auto free = untagged_aliases(ctx, aliases)) return *free;
+  std::vector<std::string> all;
+  for (const auto& a : aliases) all.push_back(a.id);
+  return all;
+}
+
+}  // namespace
+
+void add_alias_checks(std::vector<Check>& out) {
+  const std::string s = "aliases";
+  out.push_back({.id = "aliases.lru-cycle", .suite = s, .rules = {"R2", "E8", "E9"},
+                 .summary = "with k untagged aliases, k tag+delete cycles visit each once, and the next k repeat the order",
+                 .body = [](CheckContext& ctx) {
+                   auto free = free_aliases(ctx);
+                   if (free.empty()) ctx.skip("every alias of the channel is tagged; R2 needs untagged ones");
+                   std::vector<std::string> picks;
+                   for (std::size_t i = 0; i < 2 * free.size(); ++i) {
+                     const std::string what = "cycle " + std::to_string(i + 1) + " of " + std::to_string(2 * free.size());
+                     auto e = ctx.send("POST", tag_path(ctx.target().channel), {{"tag", tag_name("lru")}, {"minutes", "10", true}});
+                     if (ctx.response(e, what).status != 200)
+                       ctx.fail("R2", what + ": expected tag to pick an alias, since every earlier cycle deleted its tag, got " +
+                                          describe_answer(e) + " (a delete that answered 200 left its tag?)");
+                     auto alias = alias_id(ctx, ctx.ok_json(e, "E8", what));
+                     if (!alias) ctx.fail("E8", what + ": expected the tagged alias with an id, got " + describe_answer(e));
+                     ctx.janitor().tagged(*alias);
+                     picks.push_back(*alias);
+                     delete_tag(ctx, *alias);
+                   }
+                   if (auto problem = lru_cycle_problem(picks, free))
+                     ctx.fail("R2", "tag should pick the least recently used untagged alias: " + *problem);
+                 },
+                 .owns_channel = true});
+  out.push_back({.id = "aliases.tag-until-full", .suite = s, .rules = {"T1", "R2"},
+                 .summary = "tagging k free aliases gives k different aliases; one more tag is refused (409 expected), never a live tag replaced",
+                 .body = [](CheckContext& ctx) {
+                   auto free = free_aliases(ctx);
+                   if (free.empty()) ctx.skip("every alias of the channel is tagged");
+                   if (free.size() > 64) ctx.skip("more than 64 free aliases; filling the channel would take too long");
+                   TagGuard tags(ctx);
+                   std::set<std::string> tagged;
+                   for (std::size_t i = 0; i < free.size(); ++i) {
+                     auto alias = tags.tag("full");
+                     ctx.require(tagged.insert(alias).second, "T1",
+                                 "tag " + std::to_string(i + 1) + " of " + std::to_string(free.size()) +
+                                     " returned alias " + alias + ", which this check had tagged already: a live tag was replaced");
+                   }
+                   const std::string what = "POST " + tag_path(ctx.target().channel) + " with every alias tagged";
+                   auto e = ctx.send("POST", tag_path(ctx.target().channel), {{"tag", tag_name("full")}, {"minutes", "10", true}});
+                   const auto& r = ctx.response(e, what);
+                   if (r.status == 200) {
+                     std::string why;
+                     auto body = parse_json(r.body, why);
+                     auto id = body ? alias_id(ctx, *body) : std::nullopt;
+                     if (id) untag_quietly(ctx, *id);
+                     ctx.require(!id || !tagged.contains(*id), "T1",
+                                 what + ": expected a refusal, got alias " + id.value_or("?") +
+                                     " again: its live tag was replaced before it expired or was deleted");
+                     ctx.prefer(false, "T1", what + ": expected a refusal (409), got " + describe_answer(e));
+                     return;
+                   }
+                   ctx.refused(e, "T1", what, ctx.profile().all_tagged_statuses);
+                 },
+                 .owns_channel = true});
+  out.push_back({.id = "aliases.tag-shown-in-list", .suite = s, .rules = {"T1", "E7"}, .severity = Severity::should,
+                 .summary = "the alias list shows the tag (and its expiry) after tag and none after delete",
+                 .body = [](CheckContext& ctx) {
+                   TagGuard tags(ctx);
+                   auto alias = tags.tag("shown");
+                   auto find = [&]() -> json::value {
+                     for (auto& a : list_aliases(ctx))
+                       if (a.id == alias) return a.value;
+                     ctx.fail("E7", "the alias list does not hold alias " + alias + ", which tag returned");
+                   };
+                   auto tagged = find();
+                   ctx.prefer(tag_of(ctx, tagged) == tag_name("shown"), "T1",
+                              "alias list after tag: expected alias " + alias + " with " + ctx.profile().alias_tag_field +
+                                  " \"" + tag_name("shown") + "\", got " + excerpt(json::serialize(tagged)));
+                   ctx.prefer(tagged.is_object() && tagged.get_object().contains("expires_at") &&
+                                  tagged.get_object().at("expires_at").is_string(),
+                              "T1", "alias list after tag: expected an expires_at time, got " + excerpt(json::serialize(tagged)));
+                   delete_tag(ctx, alias);
+                   tags.forget(alias);
+                   auto untagged = find();
+                   ctx.prefer(tag_of(ctx, untagged).value_or("") == "", "T1",
+                              "alias list after delete: expected alias " + alias + " untagged, got " +
+                                  excerpt(json::serialize(untagged)));
+                 }});
+  out.push_back({.id = "aliases.delete-by-id", .suite = s, .rules = {"R4", "E9"},
+                 .summary = "deleting one alias's tag removes that tag only; deleting it again is refused (404 expected)",
+                 .body = [](CheckContext& ctx) {
+                   if (free_aliases(ctx).size() < 2) ctx.skip("needs two untagged aliases on the channel");
+                   TagGuard tags(ctx);
+                   auto a = tags.tag("delete-a");
+                   auto b = tags.tag("delete-b");
+                   delete_tag(ctx, a);
+                   tags.forget(a);
+                   for (const auto& item : list_aliases(ctx)) {
+                     auto t = tag_of(ctx, item.value);
+                     if (!t) break;  // the list shows no tags: the refusal below still tells
+                     if (item.id == a)
+                       ctx.require(t->empty(), "R4", "after DELETE " + delete_tag_path(ctx.target().channel, a) +
+                                                         " answered 200, the list still shows alias " + a + " tagged \"" + *t + "\"");
+                     if (item.id == b)
+                       ctx.require(!t->empty(), "R4", "DELETE of alias " + a + "'s tag also removed alias " + b + "'s tag");
+                   }
+                   const std::string what = "DELETE " + delete_tag_path(ctx.target().channel, a) + " again (no tag left)";
+                   auto again = ctx.send("DELETE", delete_tag_path(ctx.target().channel, a));
+                   const auto& r = ctx.response(again, what);
+                   if (r.status == 200)
+                     ctx.prefer(false, "R4", what + ": expected an error (404), got " + describe_answer(again));
+                   else
+                     ctx.refused(again, "R4", what, ctx.profile().not_found_statuses);
+                 }});
+  out.push_back({.id = "aliases.unknown-alias", .suite = s, .rules = {"R4", "X1", "X2"},
+                 .summary = "deleting the tag of an alias id the channel does not have is refused with a msg (404 expected)",
+                 .body = [](CheckContext& ctx) {
+                   const std::string path = delete_tag_path(ctx.target().channel, "crh-no-such-alias");
+                   ctx.refused(ctx.send("DELETE", path), "R4", "DELETE " + path, ctx.profile().not_found_statuses);
+                 }});
+  out.push_back({.id = "aliases.unknown-channel", .suite = s, .rules = {"E7", "E8", "X1", "X2"},
+                 .summary = "a channel that does not exist is refused with a msg on list and tag (404 expected)",
+                 .body = [](CheckContext& ctx) {
+                   const std::string ch = "crh-no-such-channel";
+                   ctx.refused(ctx.send("GET", aliases_path(ch)), "E7", "GET " + aliases_path(ch),
+                               ctx.profile().not_found_statuses);
+                   ctx.refused(ctx.send("POST", tag_path(ch), {{"tag", tag_name("nowhere")}, {"minutes", "10", true}}), "E8",
+                               "POST " + tag_path(ch), ctx.profile().not_found_statuses);
+                 }});
+}
+
+}  // namespace crh::contracts::suites

@@ -1,0 +1,100 @@
+// database: values round-trip exactly whatever their characters and size;
+// a write overwrites; keys that need percent-encoding work; an unknown key
+// is refused.
+#include <boost/json.hpp>
+
+#include "contracts/suites/suites.hpp"
+
+namespace crh::contracts::suites {
+namespace json = boost::json;
+using namespace api;
+
+namespace {
+
+// POST value, GET it back: MUST the entry holds it; SHOULD in the profile's field.
+void round_trip(CheckContext& ctx, const std::string& key, const std::string& value, std::string_view rule) {
+  database_set(ctx, key, value);
+  const std::string what = "GET " + database_path(key);
+  auto body = ctx.ok_json(ctx.send("GET", what.substr(4)), "E5", what);
+  ctx.require(holds_string(body, value), rule,
+              what + " after POST value=" + excerpt(value, 60).substr(value.empty() ? 0 : 5) +
+                  ": expected the entry to hold that value exactly, got " + excerpt(json::serialize(body), 200));
+  auto field = database_value(ctx, body);
+  ctx.prefer(field == value, rule,
+             what + ": expected the value in field \"" + ctx.profile().database_value_field + "\", got " +
+                 excerpt(json::serialize(body), 200));
+}
+
+struct Sample {
+  const char* name;
+  std::string value;
+};
+
+}  // namespace
+
+void add_database_checks(std::vector<Check>& out) {
+  const std::string s = "database";
+  static const std::vector<Sample> values{
+      {"plain", "crh-value"},
+      {"spaces", "a value with  spaces "},
+      {"plus", "1+1=2"},
+      {"ampersand", "a&b&c"},
+      {"equals", "k=v=w"},
+      {"percent", "100% %41 %zz"},
+      {"unicode", "h\xc3\xa9llo \xe2\x98\x8e \xf0\x9f\x93\x9e \xe6\x97\xa5\xe6\x9c\xac"},
+      {"quotes", "\"quoted\" 'single' \\back\\slash"},
+      {"empty", ""},
+      {"16k", std::string(16 * 1024, 'x')},
+  };
+  for (const auto& v : values)
+    out.push_back({.id = std::string("database.round-trip.") + v.name, .suite = s, .rules = {"E5", "E6"},
+                   .summary = std::string("a ") + v.name + " value written with POST reads back exactly with GET",
+                   .body = [&v](CheckContext& ctx) {
+                     round_trip(ctx, probe_key(ctx, "round-trip"), v.value, "E6");
+                   }});
+  out.push_back({.id = "database.overwrite", .suite = s, .rules = {"E6", "E5"},
+                 .summary = "a second POST to a key replaces its value",
+                 .body = [](CheckContext& ctx) {
+                   auto key = probe_key(ctx, "overwrite");
+                   database_set(ctx, key, "crh first value");
+                   round_trip(ctx, key, "crh second value", "E6");
+                   auto body = ctx.ok_json(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key));
+                   ctx.require(!holds_string(body, "crh first value"), "E6",
+                               "GET " + database_path(key) + ": expected only the second value, got " +
+                                   excerpt(json::serialize(body)));
+                 }});
+  static const std::vector<Sample> keys{
+      {"space", "key with space"}, {"plus", "a+b"},    {"percent", "50%"},
+      {"ampersand", "a&b=c"},      {"unicode", "cl\xc3\xa9-\xe2\x98\x8e"}, {"dots", "v1.2_x~y"},
+  };
+  for (const auto& k : keys)
+    out.push_back({.id = std::string("database.key-encoding.") + k.name, .suite = s, .rules = {"E5", "E6"},
+                   .severity = Severity::should,
+                   .summary = std::string("a key with ") + k.name + " characters, percent-encoded in the path, round-trips",
+                   .body = [&k](CheckContext& ctx) {
+                     auto key = probe_key(ctx, "key-" + k.value);
+                     auto e = ctx.send("POST", database_path(key), {{"value", "crh key probe"}});
+                     auto answered = ctx.response(e, "POST " + database_path(key));
+                     if (answered.status != 200) {
+                       ctx.prefer(false, "E6", "POST " + database_path(key) + ": expected HTTP 200 for a key \"" + key +
+                                                   "\" (keys are arbitrary UTF-8 text), got " + describe_answer(e));
+                       return;
+                     }
+                     auto get = ctx.send("GET", database_path(key));
+                     const auto& r = ctx.response(get, "GET " + database_path(key));
+                     std::string why;
+                     auto body = parse_json(r.body, why);
+                     ctx.prefer(r.status == 200 && body && holds_string(*body, "crh key probe"), "E5",
+                                "GET " + database_path(key) + ": expected the value written under \"" + key + "\", got " +
+                                    describe_answer(get));
+                   }});
+  out.push_back({.id = "database.unknown-key", .suite = s, .rules = {"E5", "X1", "X2"},
+                 .summary = "a key never written is refused with a msg (404 expected), not answered 200",
+                 .body = [](CheckContext& ctx) {
+                   const std::string key = std::string(kProbePrefix) + "absent-" + ctx.run().caller_base.substr(5);
+                   ctx.refused(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key),
+                               ctx.profile().not_found_statuses);
+                 }});
+}
+
+}  // namespace crh::contracts::suites

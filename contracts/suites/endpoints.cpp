@@ -1,0 +1,146 @@
+// endpoints: each of the nine answers as documented (E1–E9), with JSON and
+// HTTP 200 (C1, C2), under the documented version prefixes (V1); and C1/C2
+// over every answer of the run.
+#include <algorithm>
+#include <boost/json.hpp>
+
+#include "contracts/suites/suites.hpp"
+
+namespace crh::contracts::suites {
+namespace json = boost::json;
+using namespace api;
+
+namespace {
+
+void agent_operation(CheckContext& ctx, const char* op, std::string_view rule) {
+  auto id = first_agent(ctx);
+  AgentGuard guard(ctx, id);
+  auto body = agent_op(ctx, id, op);
+  ctx.require(body.is_object(), rule,
+              std::string("PUT ") + agent_op_path(id, op) + ": expected the agent object, got " +
+                  excerpt(json::serialize(body)));
+}
+
+}  // namespace
+
+void add_endpoint_checks(std::vector<Check>& out) {
+  const std::string s = "endpoints";
+  out.push_back({.id = "endpoints.agents-list", .suite = s, .rules = {"E1", "C1", "C2"},
+                 .summary = "GET /api/v1/local-agents answers 200 with a JSON list of agents, each with an id",
+                 .body = [](CheckContext& ctx) {
+                   auto agents = list_agents(ctx);
+                   ctx.prefer(!agents.empty(), "E1", "GET /api/v1/local-agents: expected at least one agent, got an empty list");
+                 }});
+  out.push_back({.id = "endpoints.agent-get", .suite = s, .rules = {"E2", "C1", "C2"},
+                 .summary = "GET /api/v1/local-agents/[ID] answers 200 with the agent object of that id",
+                 .body = [](CheckContext& ctx) {
+                   auto id = first_agent(ctx);
+                   auto body = get_agent(ctx, id);
+                   auto got = agent_id(ctx, body);
+                   ctx.require(!got || *got == id, "E2",
+                               "GET " + agent_path(id) + ": expected the agent with id " + id + ", got id " +
+                                   got.value_or(""));
+                 }});
+  out.push_back({.id = "endpoints.agent-snooze", .suite = s, .rules = {"E3", "C1", "C2"},
+                 .summary = "PUT /api/v1/local-agents/[ID]/snooze answers 200 with the agent object",
+                 .body = [](CheckContext& ctx) { agent_operation(ctx, "snooze", "E3"); }});
+  out.push_back({.id = "endpoints.agent-wake", .suite = s, .rules = {"E4", "C1", "C2"},
+                 .summary = "PUT /api/v1/local-agents/[ID]/wake answers 200 with the agent object",
+                 .body = [](CheckContext& ctx) { agent_operation(ctx, "wake", "E4"); }});
+  out.push_back({.id = "endpoints.database-post", .suite = s, .rules = {"E6", "C1", "C2"},
+                 .summary = "POST /database/[key] with value answers 200 with JSON",
+                 .body = [](CheckContext& ctx) {
+                   database_set(ctx, probe_key(ctx, "endpoints"), "crh endpoints probe");
+                 }});
+  out.push_back({.id = "endpoints.database-get", .suite = s, .rules = {"E5", "C1", "C2"},
+                 .summary = "GET /database/[key] answers 200 with the entry, which holds the value written",
+                 .body = [](CheckContext& ctx) {
+                   auto key = probe_key(ctx, "endpoints");
+                   database_set(ctx, key, "crh endpoints probe");
+                   auto body = ctx.ok_json(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key));
+                   ctx.require(holds_string(body, "crh endpoints probe"), "E5",
+                               "GET " + database_path(key) +
+                                   ": expected the entry to hold the value just written (\"crh endpoints probe\"), got " +
+                                   excerpt(json::serialize(body)));
+                 }});
+  out.push_back({.id = "endpoints.aliases-list", .suite = s, .rules = {"E7", "C1", "C2"},
+                 .summary = "GET /channels/[id]/alias-numbers answers 200 with a JSON list of aliases, each with an id",
+                 .body = [](CheckContext& ctx) {
+                   auto aliases = list_aliases(ctx);
+                   ctx.require(!aliases.empty(), "E7",
+                               "GET " + aliases_path(ctx.target().channel) +
+                                   ": expected the channel's aliases, got an empty list (choose a channel with --channel)");
+                 }});
+  out.push_back({.id = "endpoints.tag", .suite = s, .rules = {"E8", "C1", "C2"},
+                 .summary = "POST /channels/[id]/alias-numbers/tag answers 200 with the tagged alias, one of the channel's",
+                 .body = [](CheckContext& ctx) {
+                   auto aliases = list_aliases(ctx);
+                   TagGuard tags(ctx);
+                   auto id = tags.tag("endpoints");
+                   ctx.require(std::any_of(aliases.begin(), aliases.end(), [&](const Item& a) { return a.id == id; }),
+                               "E8", "POST " + tag_path(ctx.target().channel) + ": expected one of the channel's aliases, got alias id " +
+                                         id + ", which the alias list does not hold");
+                 }});
+  out.push_back({.id = "endpoints.delete-tag", .suite = s, .rules = {"E9", "C1", "C2"},
+                 .summary = "DELETE /channels/[id]/alias-numbers/:id/tag answers 200 for a tagged alias",
+                 .body = [](CheckContext& ctx) {
+                   TagGuard tags(ctx);
+                   auto id = tags.tag("endpoints");
+                   delete_tag(ctx, id);
+                   tags.forget(id);
+                 }});
+  out.push_back({.id = "endpoints.version-prefix", .suite = s, .rules = {"V1"},
+                 .summary = "agents answer under /api/v1; database and aliases answer without a prefix",
+                 .body = [](CheckContext& ctx) {
+                   ctx.ok_json(ctx.send("GET", agents_path()), "V1", "GET " + agents_path());
+                   auto key = probe_key(ctx, "endpoints");
+                   database_set(ctx, key, "crh endpoints probe");
+                   ctx.ok_json(ctx.send("GET", database_path(key)), "V1", "GET " + database_path(key));
+                   ctx.ok_json(ctx.send("GET", aliases_path(ctx.target().channel)), "V1",
+                               "GET " + aliases_path(ctx.target().channel));
+                 }});
+  out.push_back({.id = "endpoints.version-prefix-only", .suite = s, .rules = {"V1"}, .severity = Severity::should,
+                 .summary = "the agent list is not also served without /api/v1, nor aliases with it",
+                 .body = [](CheckContext& ctx) {
+                   for (const std::string path :
+                        {std::string("/local-agents"), "/api/v1" + aliases_path(ctx.target().channel)}) {
+                     auto e = ctx.send("GET", path);
+                     const auto& r = ctx.response(e, "GET " + path);
+                     ctx.prefer(r.status != 200, "V1",
+                                "GET " + path + ": expected an error (the spec places this path " +
+                                    (path == "/local-agents" ? "under /api/v1" : "without a prefix") + "), got " +
+                                    describe_answer(e));
+                   }
+                 }});
+  out.push_back({.id = "endpoints.every-answer", .suite = s, .rules = {"C1", "C2"},
+                 .summary = "every answer of the run: success is exactly 200, bodies are JSON, Content-Type is JSON",
+                 .body = [](CheckContext& ctx) {
+                   std::string must, should;
+                   int cited = 0;
+                   for (const auto& r : ctx.run().recorded()) {
+                     std::string problem;
+                     bool is_must = true;
+                     std::string why;
+                     if ((r.status >= 200 && r.status < 300 && r.status != 200) || (r.status >= 300 && r.status < 400))
+                       problem = "HTTP " + std::to_string(r.status) + " (success is 200, errors are 4xx)";
+                     else if (r.status == 200 && !parse_json(r.body, why))
+                       problem = "HTTP 200 where " + why;
+                     else if (!is_json_content_type(r.content_type)) {
+                       problem = "Content-Type \"" + r.content_type + "\" (expected application/json)";
+                       is_must = false;
+                     }
+                     if (problem.empty()) continue;
+                     std::string& text = is_must ? must : should;
+                     if (text.empty()) text = "expected every answer to be JSON with status 200 or an error status; first offender (" + r.check + "): " + problem;
+                     if (cited < 5 && (is_must || must.empty())) {
+                       ctx.cite(r);
+                       ++cited;
+                     }
+                   }
+                   ctx.prefer(should.empty(), "C1", should);
+                   if (!must.empty()) ctx.fail(must.find("HTTP 200 where") != std::string::npos ? "C1" : "C2", must);
+                 },
+                 .run_wide = true});
+}
+
+}  // namespace crh::contracts::suites

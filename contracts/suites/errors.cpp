@@ -1,0 +1,174 @@
+// errors: unknown routes, wrong methods and malformed parameters are refused
+// with the documented error shape, never with a 5xx (X1, X2, R3); and the
+// error shape over every error answer of the run.
+#include <boost/json.hpp>
+
+#include "contracts/suites/suites.hpp"
+
+namespace crh::contracts::suites {
+namespace json = boost::json;
+using namespace api;
+
+namespace {
+
+// A tag request the target should refuse. If it tags anyway, the alias is
+// untagged again.
+core::Exchange bad_tag(CheckContext& ctx, std::vector<core::Param> params, const std::string& what) {
+  auto e = ctx.send("POST", tag_path(ctx.target().channel), params);
+  const auto& r = ctx.response(e, what);
+  if (r.status == 200) {
+    std::string why;
+    if (auto body = parse_json(r.body, why))
+      if (auto id = alias_id(ctx, *body)) untag_quietly(ctx, *id);
+  }
+  return e;
+}
+
+// MUST: not 5xx and, when refused, the error shape. `must_refuse` adds MUST
+// not 200; otherwise a 200 is a SHOULD finding.
+void judge(CheckContext& ctx, const core::Exchange& e, std::string_view rule, const std::string& what,
+           const std::vector<unsigned>& statuses, bool must_refuse) {
+  const auto& r = ctx.response(e, what);
+  if (r.status == 200 && !must_refuse) {
+    ctx.prefer(false, rule, what + ": expected an error (" + statuses_text(statuses) + "), got " + describe_answer(e));
+    return;
+  }
+  ctx.refused(e, rule, what, statuses);
+}
+
+struct BadTag {
+  const char* name;
+  std::vector<core::Param> params;
+  const char* what;
+  std::vector<std::string> rules;
+  Severity severity;
+};
+
+}  // namespace
+
+void add_error_checks(std::vector<Check>& out) {
+  const std::string s = "errors";
+  out.push_back({.id = "errors.unknown-route", .suite = s, .rules = {"X1", "X2"},
+                 .summary = "a path the API does not have is refused with a msg (404 expected)",
+                 .body = [](CheckContext& ctx) {
+                   for (const char* path : {"/crh-no-such-route", "/api/v1/crh-no-such-route", "/api/v2/local-agents"})
+                     ctx.refused(ctx.send("GET", path), "X1", std::string("GET ") + path,
+                                 ctx.profile().not_found_statuses);
+                 }});
+
+  struct WrongMethod {
+    const char* name;
+    const char* method;
+    std::function<std::string(CheckContext&)> path;
+  };
+  static const std::vector<WrongMethod> wrong{
+      {"agents-list", "DELETE", [](CheckContext&) { return agents_path(); }},
+      {"agent-get", "POST", [](CheckContext& c) { return agent_path(first_agent(c)); }},
+      {"agent-snooze", "GET", [](CheckContext& c) { return agent_op_path(first_agent(c), "snooze"); }},
+      {"database", "PATCH", [](CheckContext& c) { return database_path(probe_key(c, "errors")); }},
+      {"aliases-list", "PUT", [](CheckContext& c) { return aliases_path(c.target().channel); }},
+      {"tag", "PATCH", [](CheckContext& c) { return tag_path(c.target().channel); }},
+  };
+  for (const auto& w : wrong)
+    out.push_back({.id = std::string("errors.wrong-method.") + w.name, .suite = s, .rules = {"X1", "X2"},
+                   .severity = Severity::should,
+                   .summary = std::string(w.method) + " on the " + w.name + " path is refused with a msg (405 or 404 expected)",
+                   .body = [&w](CheckContext& ctx) {
+                     auto path = w.path(ctx);
+                     judge(ctx, ctx.send(w.method, path), "X1", std::string(w.method) + " " + path,
+                           ctx.profile().wrong_method_statuses, false);
+                   }});
+
+  static const std::vector<BadTag> bad_tags{
+      {"missing-tag", {{"minutes", "10", true}}, "without tag", {"R3", "X1", "X2"}, Severity::must},
+      {"missing-minutes", {{"tag", tag_name("no-minutes")}}, "without minutes", {"R3", "X1", "X2"}, Severity::must},
+      {"missing-both", {}, "without parameters", {"R3", "X1", "X2"}, Severity::must},
+      {"minutes-abc", {{"tag", tag_name("bad")}, {"minutes", "abc"}}, "with minutes=abc", {"X1", "X2"}, Severity::must},
+      {"minutes-fraction", {{"tag", tag_name("bad")}, {"minutes", "1.5", true}}, "with minutes=1.5", {"X1", "X2"}, Severity::must},
+      {"minutes-negative", {{"tag", tag_name("bad")}, {"minutes", "-1", true}}, "with minutes=-1", {"X1", "X2"}, Severity::should},
+      {"minutes-zero", {{"tag", tag_name("bad")}, {"minutes", "0", true}}, "with minutes=0", {"X1", "X2"}, Severity::should},
+      {"minutes-too-large", {{"tag", tag_name("bad")}, {"minutes", "1441", true}}, "with minutes=1441 (the profile allows 1 to 1440)", {"X1", "X2"}, Severity::should},
+      {"empty-tag", {{"tag", ""}, {"minutes", "10", true}}, "with an empty tag", {"X1", "X2"}, Severity::should},
+  };
+  for (const auto& b : bad_tags)
+    out.push_back({.id = std::string("errors.tag.") + b.name, .suite = s, .rules = b.rules, .severity = b.severity,
+                   .summary = std::string("a tag request ") + b.what + " is refused with a msg (400 expected)",
+                   .body = [&b](CheckContext& ctx) {
+                     const std::string what = "POST " + tag_path(ctx.target().channel) + " " + b.what;
+                     judge(ctx, bad_tag(ctx, b.params, what), b.rules.front(), what, ctx.profile().bad_input_statuses,
+                           b.severity == Severity::must);
+                   }});
+
+  out.push_back({.id = "errors.database-post.missing-value", .suite = s, .rules = {"X1", "X2"},
+                 .severity = Severity::should,
+                 .summary = "a database POST without value is refused with a msg (400 expected)",
+                 .body = [](CheckContext& ctx) {
+                   auto key = probe_key(ctx, "errors");
+                   judge(ctx, ctx.send("POST", database_path(key), {{"other", "x"}}), "X1",
+                         "POST " + database_path(key) + " without value", ctx.profile().bad_input_statuses, false);
+                 }});
+
+  out.push_back({.id = "errors.odd-requests", .suite = s, .rules = {"X1", "X2"},
+                 .summary = "odd but well-formed requests never get a 5xx; refusals carry a msg",
+                 .body = [](CheckContext& ctx) {
+                   auto key = probe_key(ctx, "errors");
+                   const std::string ch = tag_path(ctx.target().channel);
+                   std::vector<core::HttpRequest> odd{
+                       {"GET", "/database/%zz%", {}, {}},
+                       {"GET", "/database/" + std::string(2000, 'k'), {}, {}},
+                       {"GET", agents_path() + "/%00", {}, {}},
+                       {"GET", agents_path() + "/" + std::string(300, '9'), {}, {}},
+                       {"POST", ch, {{"Content-Type", "application/json"}}, "{\"tag\": "},
+                       {"POST", ch, {{"Content-Type", "application/json"}}, "[1,2,3]"},
+                       {"POST", ch, {{"Content-Type", "application/x-www-form-urlencoded"}}, "tag=%zz&minutes=%"},
+                       {"POST", ch, {{"Content-Type", "text/plain"}}, "tag minutes"},
+                       {"POST", database_path(key), {{"Content-Type", "application/x-www-form-urlencoded"}}, "value=%ff%fe"},
+                       {"POST", database_path(key), {{"Content-Type", "application/json"}}, "{\"value\": 12}"},
+                   };
+                   for (auto& r : odd) {
+                     const std::string what = r.method + " " + r.target.substr(0, 80) + (r.body.empty() ? "" : " with body " + excerpt(r.body, 40));
+                     auto e = ctx.send(r);
+                     const auto& resp = ctx.response(e, what);
+                     if (resp.status == 200) {
+                       if (r.target == ch) {  // tagged after all: untag
+                         std::string why;
+                         if (auto body = parse_json(resp.body, why))
+                           if (auto id = alias_id(ctx, *body)) untag_quietly(ctx, *id);
+                       }
+                       continue;
+                     }
+                     ctx.refused(e, "X1", what, {resp.status});
+                   }
+                 }});
+
+  out.push_back({.id = "errors.every-error-answer", .suite = s, .rules = {"X1", "X2", "C1"},
+                 .summary = "every error answer of the run: a 4xx status, a JSON object with a non-empty string msg, JSON Content-Type",
+                 .body = [](CheckContext& ctx) {
+                   std::optional<Finding> first_must, first_should;
+                   std::size_t errors = 0, bad = 0;
+                   int cited = 0;
+                   for (const auto& r : ctx.run().recorded()) {
+                     if (r.status == 200) continue;
+                     ++errors;
+                     auto findings = error_shape_findings(r.status, r.content_type, r.body);
+                     if (findings.empty()) continue;
+                     ++bad;
+                     for (auto& f : findings) {
+                       f.text = r.check + ": " + f.text;
+                       auto& slot = f.severity == Severity::must ? first_must : first_should;
+                       if (!slot) slot = f;
+                     }
+                     if (cited < 5) {
+                       ctx.cite(r);
+                       ++cited;
+                     }
+                   }
+                   const std::string tally = " (" + std::to_string(bad) + " of " + std::to_string(errors) +
+                                             " error answers of the run break the error shape; first: ";
+                   if (first_should) ctx.prefer(false, first_should->rule, "expected every error answer to have the documented shape" + tally + first_should->text + ")");
+                   if (first_must) ctx.fail(first_must->rule, "expected every error answer to have the documented shape" + tally + first_must->text + ")");
+                 },
+                 .run_wide = true});
+}
+
+}  // namespace crh::contracts::suites

@@ -1,0 +1,61 @@
+// What the harness talks to: base URL, key, channel, how parameters are
+// encoded and how a call is placed (the call hook, DESIGN.md §4). Shared by
+// the contract checks and the load generator.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base_url.hpp"
+#include "core/http.hpp"
+
+namespace crh::core {
+
+// Where request parameters go. The spec does not say (DESIGN.md §3).
+enum class ParamEncoding {
+  form,   // application/x-www-form-urlencoded body (the default)
+  json,   // a JSON object body
+  query,  // the query string
+};
+
+std::string_view to_string(ParamEncoding e);
+
+struct Param {
+  std::string name;
+  std::string value;
+  bool number = false;  // a JSON body writes the value unquoted (minutes=5 → 5)
+};
+
+// How a caller calls an alias: the harness's extension, a setting so that
+// another test hook can be driven.
+struct CallHook {
+  bool enabled = true;  // false: the target has none; binding checks are skipped
+  std::string method = "POST";
+  std::string path = "/channels/{channel}/alias-numbers/{alias}/calls";
+  std::string parameter = "caller";
+
+  // The path with {channel} and {alias} replaced by percent-encoded ids.
+  std::string path_for(std::string_view channel, std::string_view alias) const;
+};
+
+struct Target {
+  BaseUrl base;
+  std::string api_key;  // never printed: evidence shows $CRH_API_KEY
+  std::string channel = "1";
+  ParamEncoding encoding = ParamEncoding::form;
+  CallHook call_hook;
+  std::chrono::milliseconds minute{60'000};  // one tag minute on the target
+};
+
+// RFC 3986 percent-encoding of everything but unreserved characters: fit for
+// a path segment, a query component and a form field.
+std::string percent_encode(std::string_view text);
+
+// A request for `path` (already encoded) with `params` placed as `encoding`
+// says. No Apikey header: the caller decides how to authenticate.
+HttpRequest build_request(std::string method, std::string path, const std::vector<Param>& params,
+                          ParamEncoding encoding);
+
+}  // namespace crh::core

@@ -1,0 +1,16 @@
+// JUnit XML from a result document: a testsuite per suite, a testcase per
+// check (failure with its evidence, skipped with its reason), and a "rules"
+// testsuite with a testcase per rule of the catalogue and its checks.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+
+namespace crh::reports {
+
+std::string junit_xml(const boost::json::value& result);
+
+// Text made safe for XML content and attributes.
+std::string xml_escape(std::string_view text);
+
+}  // namespace crh::reports
