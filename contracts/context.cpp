@@ -152,6 +152,10 @@ void CheckContext::skip(const std::string& why) { throw CheckEnded{Outcome::skip
 void CheckContext::indeterminate(const std::string& why) { throw CheckEnded{Outcome::indeterminate, why}; }
 
 const core::HttpResponse& CheckContext::response(const core::Exchange& e, const std::string& what) {
+  // An answer that is not HTTP, or beyond every cap, is a wrong answer; only
+  // silence (timeout, reset, refused connection) leaves the outcome unknown.
+  if (e.error == core::TransportError::malformed || e.error == core::TransportError::too_large)
+    fail("C2", what + ": expected an HTTP/1.1 answer, got " + describe_answer(e));
   if (!e.answered())
     indeterminate(what + ": no answer (" + std::string(core::to_string(e.error)) + ": " + e.error_detail +
                   "); the outcome is unknown");

@@ -127,7 +127,8 @@ class CheckContext {
   [[noreturn]] void skip(const std::string& why);
   [[noreturn]] void indeterminate(const std::string& why);
 
-  // The answer, or the check ends as indeterminate (`what` names the request).
+  // The answer; without one the check ends: indeterminate after silence
+  // (timeout, reset), failed after a malformed or oversized answer.
   const core::HttpResponse& response(const core::Exchange& e, const std::string& what);
   // MUST: HTTP 200 with a JSON body (C2, C1 and `rule`). Returns the body.
   boost::json::value ok_json(const core::Exchange& e, std::string_view rule, const std::string& what);

@@ -38,9 +38,11 @@ struct Reader {
     if (!v.is_array() || v.get_array().empty()) error(field, "must be a non-empty array of HTTP statuses");
     std::vector<unsigned> out;
     for (const auto& s : v.get_array()) {
-      if (!s.is_int64() || s.get_int64() < 100 || s.get_int64() > 599 || s.get_int64() == 200)
+      const bool integer = s.is_int64() || s.is_uint64();
+      const auto status = integer ? s.to_number<std::int64_t>() : 0;
+      if (status < 100 || status > 599 || status == 200)
         error(field, "must hold error statuses from 100 to 599 (not 200), got " + json::serialize(s));
-      out.push_back(static_cast<unsigned>(s.get_int64()));
+      out.push_back(static_cast<unsigned>(status));
     }
     return out;
   }

@@ -50,6 +50,8 @@ void add_database_checks(std::vector<Check>& out) {
     out.push_back({.id = std::string("database.round-trip.") + v.name, .suite = s, .rules = {"E5", "E6"},
                    .summary = std::string("a ") + v.name + " value written with POST reads back exactly with GET",
                    .body = [&v](CheckContext& ctx) {
+                     if (v.value.size() > 1024 && ctx.profile().encoding == core::ParamEncoding::query)
+                       ctx.skip("the profile sends parameters in the query string, where a 16 KiB value does not fit");
                      round_trip(ctx, probe_key(ctx, "round-trip"), v.value, "E6");
                    }});
   out.push_back({.id = "database.overwrite", .suite = s, .rules = {"E6", "E5"},

@@ -1,0 +1,143 @@
+// Whole runs against targets that misbehave on purpose: every run ends, in
+// bounded time, with failing checks that say why (or exit 3 for silence),
+// never a crash, a hang or a pass.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "contracts/runner.hpp"
+#include "support/scripted_server.hpp"
+
+namespace crh::contracts {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using test::ScriptedServer;
+
+constexpr const char* kKey = "hostile-key-0b5d";
+
+RunReport run_against(const ScriptedServer& server, std::vector<std::string> suites = {}) {
+  RunOptions o;
+  std::string why;
+  o.target.base = *core::parse_base_url("http://127.0.0.1:" + std::to_string(server.port()), why);
+  o.target.api_key = kKey;
+  o.client.timeout = 300ms;
+  o.suites = std::move(suites);
+  return run_contract(o);
+}
+
+std::string answer(std::string_view status, std::string_view content_type, std::string_view body) {
+  return "HTTP/1.1 " + std::string(status) + "\r\nContent-Type: " + std::string(content_type) +
+         "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + std::string(body);
+}
+
+const CheckResult& result(const RunReport& r, std::string_view id) {
+  for (const auto& c : r.results)
+    if (c.id == id) return c;
+  throw std::runtime_error("no result for " + std::string(id));
+}
+
+struct Hostile {
+  const char* name;
+  ScriptedServer::Behaviour behaviour;
+  const char* failing_check;  // a check that must fail
+  const char* message_part;   // what its message must say
+};
+
+const std::vector<Hostile> kHostile{
+    {"garbage",
+     [](int fd, const auto&) { ScriptedServer::write_all(fd, "\x01\x02 not http at all\r\n\r\n"); },
+     "endpoints.agents-list", "expected an HTTP/1.1 answer"},
+    {"text-plain-200",
+     [](int fd, const auto&) { ScriptedServer::write_all(fd, answer("200 OK", "text/plain", "hello")); },
+     "endpoints.agents-list", "expected a JSON body"},
+    {"empty-200",
+     [](int fd, const auto&) { ScriptedServer::write_all(fd, answer("200 OK", "application/json", "")); },
+     "endpoints.agents-list", "the body is empty"},
+    {"invalid-json",
+     [](int fd, const auto&) { ScriptedServer::write_all(fd, answer("200 OK", "application/json", "{\"agents\": [")); },
+     "endpoints.agents-list", "not JSON"},
+    {"msg-a-number",
+     [](int fd, const auto&) { ScriptedServer::write_all(fd, answer("401 Unauthorized", "application/json", "{\"msg\": 42}")); },
+     "auth.missing-key.agents-list", "msg to be a string"},
+    {"server-errors",
+     [](int fd, const auto&) {
+       ScriptedServer::write_all(fd, answer("500 Internal Server Error", "application/json", "{\"msg\":\"boom\"}"));
+     },
+     "errors.every-error-answer", "a server error is never a contract answer"},
+    {"two-megabyte-body",
+     [](int fd, const auto&) {
+       ScriptedServer::write_all(fd, answer("200 OK", "application/json", "{\"agents\": \"" + std::string(2u << 20, 'a') + "\"}"));
+     },
+     "endpoints.agents-list", "expected a list of agents"},
+    {"endless-chunked-body",
+     [](int fd, const std::atomic<bool>& stopping) {
+       ScriptedServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+       const std::string chunk = "4000\r\n" + std::string(0x4000, ' ') + "\r\n";
+       for (int i = 0; i < 2000 && !stopping; ++i)
+         if (!ScriptedServer::write_all(fd, chunk)) break;
+     },
+     "endpoints.agents-list", "expected an HTTP/1.1 answer"},
+};
+
+void PrintTo(const Hostile& h, std::ostream* os) { *os << h.name; }
+
+class HostileTarget : public ::testing::TestWithParam<Hostile> {};
+
+TEST_P(HostileTarget, RunEndsWithAFailureThatSaysWhy) {
+  ScriptedServer server(GetParam().behaviour);
+  const auto start = std::chrono::steady_clock::now();
+  auto report = run_against(server, {"endpoints", "auth", "errors"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 60s);
+  EXPECT_EQ(report.exit_code, 1);
+  const auto& c = result(report, GetParam().failing_check);
+  EXPECT_EQ(c.outcome, Outcome::fail) << c.message;
+  EXPECT_NE(c.message.find(GetParam().message_part), std::string::npos) << c.message;
+  EXPECT_FALSE(c.evidence.empty());
+  // Whatever came, the document serializes as valid UTF-8 JSON.
+  RunOptions o;
+  auto text = json::serialize(result_document(report, o, false));
+  EXPECT_NO_THROW(json::parse(text));
+}
+
+INSTANTIATE_TEST_SUITE_P(Each, HostileTarget, ::testing::ValuesIn(kHostile), [](const auto& info) {
+  std::string name;
+  bool up = true;
+  for (char ch : std::string(info.param.name)) {
+    if (ch == '-') { up = true; continue; }
+    name.push_back(up ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch))) : ch);
+    up = false;
+  }
+  return name;
+});
+
+TEST(HostileTargetKey, AnEchoedKeyIsRedactedFromEveryMessageAndAnswer) {
+  ScriptedServer server([](int fd, const auto&) {
+    ScriptedServer::write_all(fd, answer("401 Unauthorized", "application/json",
+                                         std::string("{\"msg\":\"bad key ") + kKey + "\"}"));
+  });
+  auto report = run_against(server, {"endpoints"});
+  RunOptions o;
+  o.target.api_key = kKey;
+  auto text = json::serialize(result_document(report, o, false));
+  EXPECT_EQ(text.find(kKey), std::string::npos);
+  EXPECT_NE(text.find("bad key $CRH_API_KEY"), std::string::npos);
+}
+
+TEST(HostileTargetSilence, AStalledTargetIsExit3WithinFiveSeconds) {
+  ScriptedServer server([](int, const std::atomic<bool>& stopping) {
+    for (int i = 0; i < 300 && !stopping; ++i) std::this_thread::sleep_for(20ms);
+  });
+  RunOptions o;
+  std::string why;
+  o.target.base = *core::parse_base_url("http://127.0.0.1:" + std::to_string(server.port()), why);
+  o.target.api_key = kKey;  // default 5 s exchange timeout: the first contact is capped at 3 s
+  const auto start = std::chrono::steady_clock::now();
+  auto report = run_contract(o);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(report.exit_code, 3);
+  EXPECT_NE(report.unreachable_reason.find("timeout"), std::string::npos) << report.unreachable_reason;
+}
+
+}  // namespace
+}  // namespace crh::contracts

@@ -1,0 +1,105 @@
+// Profiles: defaults as DESIGN.md §3 says, every setting readable, and every
+// mistake in a file named by its field.
+#include "contracts/profile.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+namespace crh::contracts {
+namespace {
+namespace json = boost::json;
+
+Profile parse(std::string_view text) { return parse_profile(json::parse(text), "test.json"); }
+
+std::string error_of(std::string_view text) {
+  try {
+    parse(text);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Profile, DefaultsAreTheDesignDefaults) {
+  Profile p;
+  EXPECT_EQ(p.encoding, core::ParamEncoding::form);
+  EXPECT_TRUE(p.call_hook.enabled);
+  EXPECT_EQ(p.call_hook.method, "POST");
+  EXPECT_EQ(p.call_hook.path, "/channels/{channel}/alias-numbers/{alias}/calls");
+  EXPECT_EQ(p.call_hook.parameter, "caller");
+  EXPECT_EQ(p.auth_statuses, (std::vector<unsigned>{401, 403}));
+  EXPECT_EQ(p.not_found_statuses, (std::vector<unsigned>{404}));
+  EXPECT_EQ(p.bad_input_statuses, (std::vector<unsigned>{400}));
+  EXPECT_EQ(p.all_tagged_statuses, (std::vector<unsigned>{409}));
+  EXPECT_EQ(p.agents_list_field, "agents");
+  EXPECT_EQ(p.aliases_list_field, "aliases");
+  EXPECT_EQ(parse("{}").encoding, core::ParamEncoding::form);
+}
+
+TEST(Profile, ReadsEverySetting) {
+  auto p = parse(R"({
+    "encoding": "json",
+    "call_hook": {"method": "PUT", "path": "/hook/{channel}/{alias}", "parameter": "from"},
+    "statuses": {"auth": [403], "not_found": [404, 410], "bad_input": [422], "all_tagged": [503],
+                 "call_refused": [423], "wrong_method": [405]},
+    "id_fields": {"agent": ["agentId"], "alias": ["aliasNumberId"]},
+    "lists": {"agents": "items", "aliases": "numbers"},
+    "fields": {"agent_state": "status", "alias_tag": "label", "database_value": "data"}
+  })");
+  EXPECT_EQ(p.encoding, core::ParamEncoding::json);
+  EXPECT_EQ(p.call_hook.method, "PUT");
+  EXPECT_EQ(p.call_hook.path_for("1", "a b"), "/hook/1/a%20b");
+  EXPECT_EQ(p.call_hook.parameter, "from");
+  EXPECT_EQ(p.auth_statuses, (std::vector<unsigned>{403}));
+  EXPECT_EQ(p.not_found_statuses, (std::vector<unsigned>{404, 410}));
+  EXPECT_EQ(p.bad_input_statuses, (std::vector<unsigned>{422}));
+  EXPECT_EQ(p.all_tagged_statuses, (std::vector<unsigned>{503}));
+  EXPECT_EQ(p.call_refused_statuses, (std::vector<unsigned>{423}));
+  EXPECT_EQ(p.agent_id_fields, (std::vector<std::string>{"agentId"}));
+  EXPECT_EQ(p.alias_id_fields, (std::vector<std::string>{"aliasNumberId"}));
+  EXPECT_EQ(p.agents_list_field, "items");
+  EXPECT_EQ(p.aliases_list_field, "numbers");
+  EXPECT_EQ(p.agent_state_field, "status");
+  EXPECT_EQ(p.alias_tag_field, "label");
+  EXPECT_EQ(p.database_value_field, "data");
+  EXPECT_EQ(parse(R"({"encoding": "query"})").encoding, core::ParamEncoding::query);
+}
+
+TEST(Profile, ANullCallHookMeansTheTargetHasNone) {
+  EXPECT_FALSE(parse(R"({"call_hook": null})").call_hook.enabled);
+  EXPECT_FALSE(parse(R"({"call_hook": false})").call_hook.enabled);
+}
+
+TEST(Profile, RoundTripsThroughItsJson) {
+  auto p = parse(R"({"encoding": "json", "statuses": {"auth": [403]}, "call_hook": null})");
+  auto again = parse_profile(to_json(p), "again");
+  EXPECT_EQ(again.encoding, core::ParamEncoding::json);
+  EXPECT_EQ(again.auth_statuses, (std::vector<unsigned>{403}));
+  EXPECT_FALSE(again.call_hook.enabled);
+}
+
+TEST(Profile, NamesTheFieldOfEveryMistake) {
+  EXPECT_NE(error_of(R"({"encodingg": "form"})").find("field \"encodingg\" is not a profile setting"), std::string::npos);
+  EXPECT_NE(error_of(R"({"encoding": "xml"})").find("field \"encoding\" must be \"form\", \"json\" or \"query\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"statuses": {"auth": [200]}})").find("statuses.auth"), std::string::npos);
+  EXPECT_NE(error_of(R"({"statuses": {"auth": []}})").find("statuses.auth"), std::string::npos);
+  EXPECT_NE(error_of(R"({"statuses": {"oops": [400]}})").find("statuses.oops"), std::string::npos);
+  EXPECT_NE(error_of(R"({"call_hook": {"path": "/calls"}})").find("call_hook.path\" must contain {alias}"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"lists": {"agents": ""}})").find("lists.agents"), std::string::npos);
+  EXPECT_NE(error_of(R"([1])").find("test.json"), std::string::npos);
+}
+
+TEST(Profile, LoadNamesAMissingOrBrokenFile) {
+  try {
+    load_profile("/nonexistent/profile.json");
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/profile.json"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace crh::contracts
