@@ -111,7 +111,7 @@ std::string junit_xml(const json::value& result) {
 
   // The rule coverage: one testcase per rule, failing when a check covering it failed.
   std::string cases;
-  long n = 0, f = 0, s = 0;
+  long n = 0, f = 0, e = 0, s = 0;
   for (const auto& rule : result.at("rules").as_array()) {
     ++n;
     const std::string outcome = str(rule, "outcome");
@@ -125,6 +125,13 @@ std::string junit_xml(const json::value& result) {
       ++f;
       cases += "      <failure type=\"rule\" message=\"a check covering " + xml_escape(str(rule, "id")) + " failed\">" +
                xml_escape(listing) + "</failure>\n";
+    } else if (outcome == "indeterminate") {
+      ++e;
+      cases += "      <error type=\"indeterminate\" message=\"a check covering " + xml_escape(str(rule, "id")) +
+               " got no answer\">" + xml_escape(listing) + "</error>\n";
+    } else if (outcome == "warn") {
+      cases += "      <system-out>" + xml_escape("WARNING (SHOULD): a check covering it warned\n" + listing) +
+               "</system-out>\n";
     } else if (outcome == "uncovered" || outcome == "skip") {
       ++s;
       cases += "      <skipped message=\"" +
@@ -136,10 +143,11 @@ std::string junit_xml(const json::value& result) {
     cases += "    </testcase>\n";
   }
   body += "  <testsuite name=\"rules\" tests=\"" + std::to_string(n) + "\" failures=\"" + std::to_string(f) +
-          "\" errors=\"0\" skipped=\"" + std::to_string(s) + "\" time=\"0\" timestamp=\"" + xml_escape(timestamp) +
+          "\" errors=\"" + std::to_string(e) + "\" skipped=\"" + std::to_string(s) + "\" time=\"0\" timestamp=\"" + xml_escape(timestamp) +
           "\">\n" + cases + "  </testsuite>\n";
   total += n;
   failures += f;
+  errors += e;
   skipped += s;
 
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"crh contract\" tests=\"" +

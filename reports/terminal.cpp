@@ -8,8 +8,17 @@ namespace crh::reports {
 namespace json = boost::json;
 namespace {
 
+// Text from the document with control bytes shown as '?': a target's answer
+// must not drive the terminal (escape sequences).
+std::string clean(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) c = '?';
+  return out;
+}
+
 std::string str(const json::value& v, std::string_view key) {
-  if (auto* p = v.as_object().if_contains(key); p && p->is_string()) return std::string(p->get_string());
+  if (auto* p = v.as_object().if_contains(key); p && p->is_string()) return clean(p->get_string());
   return {};
 }
 
@@ -90,7 +99,7 @@ std::string contract_summary(const json::value& result, const TerminalStyle& sty
     }
     out += "\n";
   }
-  for (const auto& n : result.at("notes").as_array()) out += paint("note: ", "33") + std::string(n.as_string()) + "\n";
+  for (const auto& n : result.at("notes").as_array()) out += paint("note: ", "33") + clean(n.as_string()) + "\n";
 
   const auto& counts = result.at("counts");
   const auto& verdict = result.at("verdict");

@@ -1,0 +1,270 @@
+// The terminal summary a person reads after `crh contract`: failures with
+// their message and curl evidence, the suite table and rule coverage, the
+// verdict line with the exit code, and the quiet/verbose/colour styles.
+#include "reports/terminal.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace crh::reports {
+namespace {
+
+namespace json = boost::json;
+
+// A result document as contracts::result_document writes it: two suites, one
+// check of each outcome, a failed, a passed and an uncovered rule.
+json::value failed_result() {
+  return json::parse(R"json({
+    "schema": "crh.result", "schema_version": 1, "kind": "contract",
+    "tool": {"name": "crh", "version": "0.1.0"},
+    "started_at": "2024-05-01T12:34:56Z",
+    "duration_ms": 2500.0,
+    "target": {"base_url": "http://127.0.0.1:18080", "channel": "7", "embedded": false},
+    "config": {"suites": [], "checks": [], "slow": false, "strict": false, "minute_ms": 60000,
+               "timeout_ms": 5000, "profile": {}},
+    "verdict": {"status": "failed", "exit_code": 1, "reason": "1 check(s) failed"},
+    "counts": {"total": 5, "pass": 1, "warn": 1, "fail": 1, "skip": 1, "indeterminate": 1},
+    "notes": ["the profile expects form-encoded parameters"],
+    "suites": [
+      {"name": "endpoints", "counts": {"total": 3, "pass": 1, "warn": 1, "fail": 1, "skip": 0, "indeterminate": 0}},
+      {"name": "binding", "counts": {"total": 2, "pass": 0, "warn": 0, "fail": 0, "skip": 1, "indeterminate": 1}}
+    ],
+    "rules": [
+      {"id": "E8", "section": "4", "text": "POST /channels/[id]/alias-numbers/tag tags an alias and returns it",
+       "outcome": "fail", "checks": [{"id": "endpoints.tag", "outcome": "fail", "severity": "MUST"}]},
+      {"id": "E1", "section": "4", "text": "GET /api/v1/local-agents lists the local agents",
+       "outcome": "pass", "checks": [{"id": "endpoints.agents-list", "outcome": "pass", "severity": "MUST"}]},
+      {"id": "B1", "section": "1", "text": "any caller may call a newly tagged alias",
+       "outcome": "uncovered", "checks": []}
+    ],
+    "checks": [
+      {"id": "endpoints.agents-list", "suite": "endpoints",
+       "summary": "GET /api/v1/local-agents answers 200 with a JSON list of agents",
+       "rules": ["E1", "C1"], "severity": "MUST", "outcome": "pass", "message": "", "duration_ms": 12.0,
+       "findings": [],
+       "evidence": [{"curl": "curl -sS -H 'Apikey: $CRH_API_KEY' http://127.0.0.1:18080/api/v1/local-agents",
+                     "answer": "HTTP 200 [{\"id\":1}]", "elapsed_ms": 1.5}]},
+      {"id": "endpoints.version-prefix-only", "suite": "endpoints",
+       "summary": "the agent list is not also served without /api/v1",
+       "rules": ["V1"], "severity": "SHOULD", "outcome": "warn", "message": "GET /local-agents also answers 200",
+       "duration_ms": 30.0,
+       "findings": [{"severity": "SHOULD", "rule": "V1", "text": "GET /local-agents also answers 200"}],
+       "evidence": [{"curl": "curl -sS -H 'Apikey: $CRH_API_KEY' http://127.0.0.1:18080/local-agents",
+                     "answer": "HTTP 200 []", "elapsed_ms": 1.0}]},
+      {"id": "endpoints.tag", "suite": "endpoints",
+       "summary": "POST /channels/[id]/alias-numbers/tag answers 200 with the tagged alias",
+       "rules": ["E8", "C1", "C2"], "severity": "MUST", "outcome": "fail",
+       "message": "tag answered 500 instead of 200", "duration_ms": 250.0,
+       "findings": [{"severity": "MUST", "rule": "E8", "text": "tag answered 500 instead of 200"},
+                    {"severity": "MUST", "rule": "C1", "text": "the body is not JSON"}],
+       "evidence": [{"curl": "curl -sS -X POST -H 'Apikey: $CRH_API_KEY' --data 'tag=crh-1&minutes=5' http://127.0.0.1:18080/channels/7/alias-numbers/tag",
+                     "answer": "HTTP 500 <b>boom</b>", "elapsed_ms": 2.0}]},
+      {"id": "binding.race", "suite": "binding", "summary": "two callers race for a tagged alias",
+       "rules": ["B2"], "severity": "MUST", "outcome": "skip", "message": "the target has no call hook",
+       "duration_ms": 0.0, "findings": [], "evidence": []},
+      {"id": "binding.bound-caller", "suite": "binding", "summary": "only the bound caller may call",
+       "rules": ["B3"], "severity": "MUST", "outcome": "indeterminate",
+       "message": "no answer within 5000 ms", "duration_ms": 5001.0, "findings": [],
+       "evidence": [{"curl": "curl -sS -X POST -H 'Apikey: $CRH_API_KEY' --data 'caller=c1' http://127.0.0.1:18080/channels/7/alias-numbers/3/calls",
+                     "answer": "no answer: timeout", "elapsed_ms": 5000.0}]}
+    ]
+  })json");
+}
+
+// The same run with the failing check passing: verdict passed, exit 0.
+json::value passed_result() {
+  auto doc = failed_result();
+  auto& tag = doc.at("checks").as_array()[2].as_object();
+  tag["outcome"] = "pass";
+  tag["message"] = "";
+  tag["findings"] = json::array{};
+  doc.at("rules").as_array()[0].as_object()["outcome"] = "pass";
+  doc.at("suites").as_array()[0].at("counts").as_object()["pass"] = 2;
+  doc.at("suites").as_array()[0].at("counts").as_object()["fail"] = 0;
+  doc.at("counts").as_object()["pass"] = 2;
+  doc.at("counts").as_object()["fail"] = 0;
+  doc.as_object()["verdict"] =
+      json::parse(R"j({"status": "passed", "exit_code": 0, "reason": "every MUST check held; 1 warning(s)"})j");
+  return doc;
+}
+
+bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The line starting with `prefix` (after leading spaces), or empty.
+std::string line_starting(const std::string& text, std::string_view prefix) {
+  for (const auto& line : lines_of(text)) {
+    const auto start = line.find_first_not_of(' ');
+    if (start != std::string::npos && line.compare(start, prefix.size(), prefix) == 0) return line;
+  }
+  return {};
+}
+
+std::vector<std::string> words(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+TEST(TerminalSummary, NamesTheTarget) {
+  const auto out = contract_summary(failed_result(), {});
+  EXPECT_EQ(lines_of(out).at(0), "crh contract: http://127.0.0.1:18080, channel 7") << out;
+}
+
+TEST(TerminalSummary, ShowsTheFailingCheckWithMessageFindingsAndCurlEvidence) {
+  const auto out = contract_summary(failed_result(), {});
+  const auto head = line_starting(out, "FAIL");
+  EXPECT_TRUE(contains(head, "endpoints.tag")) << out;
+  EXPECT_TRUE(contains(head, "MUST E8 C1 C2")) << out;
+  EXPECT_TRUE(contains(out, "tag answered 500 instead of 200")) << out;
+  EXPECT_TRUE(contains(out, "MUST C1: the body is not JSON")) << "the other finding is shown: " << out;
+  EXPECT_TRUE(contains(out, "$ curl -sS -X POST -H 'Apikey: $CRH_API_KEY' --data 'tag=crh-1&minutes=5' "
+                            "http://127.0.0.1:18080/channels/7/alias-numbers/tag"))
+      << out;
+  EXPECT_TRUE(contains(out, "-> HTTP 500 <b>boom</b>")) << out;
+}
+
+TEST(TerminalSummary, ShowsWarningsAndIndeterminateChecksButNotPassingOnes) {
+  const auto out = contract_summary(failed_result(), {});
+  EXPECT_TRUE(contains(line_starting(out, "WARN"), "endpoints.version-prefix-only")) << out;
+  EXPECT_TRUE(contains(out, "GET /local-agents also answers 200")) << out;
+  EXPECT_TRUE(contains(line_starting(out, "INDET"), "binding.bound-caller")) << out;
+  EXPECT_TRUE(contains(out, "no answer: timeout")) << out;
+  EXPECT_FALSE(contains(out, "endpoints.agents-list")) << out;
+  EXPECT_FALSE(contains(out, "binding.race")) << out;
+}
+
+TEST(TerminalSummary, VerboseListsPassingAndSkippedChecksWithTheirEvidence) {
+  const auto out = contract_summary(failed_result(), {.verbose = true});
+  EXPECT_TRUE(contains(line_starting(out, "PASS"), "endpoints.agents-list")) << out;
+  EXPECT_TRUE(contains(out, "http://127.0.0.1:18080/api/v1/local-agents")) << out;
+  EXPECT_TRUE(contains(line_starting(out, "SKIP"), "binding.race")) << out;
+  EXPECT_TRUE(contains(out, "the target has no call hook")) << out;
+  EXPECT_TRUE(contains(line_starting(out, "FAIL"), "endpoints.tag")) << out;
+}
+
+TEST(TerminalSummary, ShowsTheSuiteTableWithCounts) {
+  const auto out = contract_summary(failed_result(), {});
+  EXPECT_EQ(words(line_starting(out, "suite ")), (std::vector<std::string>{"suite", "pass", "warn", "fail", "skip", "indet"}))
+      << out;
+  EXPECT_EQ(words(line_starting(out, "endpoints ")), (std::vector<std::string>{"endpoints", "1", "1", "1", "0", "0"}))
+      << out;
+  EXPECT_EQ(words(line_starting(out, "binding ")), (std::vector<std::string>{"binding", "0", "0", "0", "1", "1"}))
+      << out;
+}
+
+TEST(TerminalSummary, ShowsRuleCoverageIncludingAnUncoveredRule) {
+  const auto out = contract_summary(failed_result(), {});
+  const auto e8 = line_starting(out, "E8 ");
+  EXPECT_TRUE(contains(e8, "FAIL")) << out;
+  EXPECT_TRUE(contains(e8, "1 checks")) << out;
+  const auto b1 = line_starting(out, "B1 ");
+  EXPECT_TRUE(contains(b1, "none")) << "an uncovered rule is shown as covered by none: " << out;
+  EXPECT_TRUE(contains(b1, "0 checks")) << out;
+  EXPECT_TRUE(contains(b1, "any caller may call a newly tagged alias")) << out;
+  EXPECT_TRUE(contains(line_starting(out, "E1 "), "PASS")) << out;
+}
+
+TEST(TerminalSummary, ShowsNotes) {
+  const auto out = contract_summary(failed_result(), {});
+  EXPECT_TRUE(contains(out, "note: the profile expects form-encoded parameters")) << out;
+}
+
+TEST(TerminalSummary, QuietDropsTheTablesButKeepsFailuresAndTheVerdict) {
+  const auto out = contract_summary(failed_result(), {.quiet = true});
+  EXPECT_TRUE(line_starting(out, "suite ").empty()) << out;
+  EXPECT_TRUE(line_starting(out, "endpoints ").empty()) << out;
+  EXPECT_TRUE(line_starting(out, "B1 ").empty()) << out;
+  EXPECT_FALSE(contains(out, "endpoints.version-prefix-only")) << "quiet hides warnings: " << out;
+  EXPECT_TRUE(contains(line_starting(out, "FAIL"), "endpoints.tag")) << out;
+  EXPECT_TRUE(contains(out, "tag answered 500 instead of 200")) << out;
+  EXPECT_TRUE(contains(out, "alias-numbers/tag")) << "the failure's evidence stays: " << out;
+  EXPECT_TRUE(contains(out, "FAILED (exit 1)")) << out;
+}
+
+TEST(TerminalSummary, VerdictLineOfAFailedRun) {
+  const auto out = contract_summary(failed_result(), {});
+  const auto verdict = line_starting(out, "FAILED (exit 1)");
+  ASSERT_FALSE(verdict.empty()) << out;
+  EXPECT_TRUE(contains(verdict, "5 checks in 2.50 s: 1 passed, 1 warned, 1 failed, 1 skipped, 1 indeterminate"))
+      << verdict;
+  EXPECT_TRUE(contains(out, "1 check(s) failed")) << out;
+  EXPECT_TRUE(contains(out, "To reproduce")) << out;
+  EXPECT_FALSE(contains(out, "PASSED")) << out;
+}
+
+TEST(TerminalSummary, VerdictLineOfAPassingRun) {
+  const auto out = contract_summary(passed_result(), {});
+  const auto verdict = line_starting(out, "PASSED (exit 0)");
+  ASSERT_FALSE(verdict.empty()) << out;
+  EXPECT_TRUE(contains(verdict, "2 passed, 1 warned, 0 failed")) << verdict;
+  EXPECT_FALSE(contains(out, "FAILED")) << out;
+  EXPECT_FALSE(contains(out, "To reproduce")) << out;
+  EXPECT_FALSE(contains(out, "FAIL ")) << out;
+}
+
+TEST(TerminalSummary, VerdictLineOfAnUnreachableTarget) {
+  auto doc = passed_result();
+  doc.as_object()["verdict"] =
+      json::parse(R"j({"status": "unreachable", "exit_code": 3, "reason": "connection refused by 127.0.0.1:18080"})j");
+  const auto out = contract_summary(doc, {});
+  EXPECT_FALSE(line_starting(out, "UNREACHABLE (exit 3)").empty()) << out;
+  EXPECT_TRUE(contains(out, "connection refused by 127.0.0.1:18080")) << out;
+}
+
+TEST(TerminalSummary, NoColourEmitsNoEscapeSequences) {
+  for (const bool verbose : {false, true}) {
+    const auto out = contract_summary(failed_result(), {.color = false, .verbose = verbose});
+    EXPECT_FALSE(contains(out, "\x1b[")) << out;
+    EXPECT_FALSE(contains(out, "\x1b")) << out;
+  }
+  EXPECT_FALSE(contains(contract_summary(passed_result(), {.color = false}), "\x1b"));
+}
+
+TEST(TerminalSummary, ColourPaintsFailuresAndTheVerdict) {
+  const auto out = contract_summary(failed_result(), {.color = true});
+  EXPECT_TRUE(contains(out, "\x1b[")) << out;
+  EXPECT_TRUE(contains(out, "\x1b[1;31mFAILED\x1b[0m (exit 1)")) << out;
+  EXPECT_TRUE(contains(out, "\x1b[1;31mFAIL ")) << out;
+  const auto passed = contract_summary(passed_result(), {.color = true});
+  EXPECT_TRUE(contains(passed, "\x1b[1;32mPASSED\x1b[0m (exit 0)")) << passed;
+}
+
+TEST(TerminalSummary, LongEvidenceIsCutUnlessVerbose) {
+  auto doc = failed_result();
+  auto& evidence = doc.at("checks").as_array()[2].at("evidence").as_array();
+  evidence.clear();
+  for (int i = 1; i <= 8; ++i)
+    evidence.push_back(json::object{{"curl", "curl http://127.0.0.1:18080/exchange-" + std::to_string(i)},
+                                    {"answer", "HTTP 500"},
+                                    {"elapsed_ms", 1.0}});
+  const auto out = contract_summary(doc, {});
+  EXPECT_TRUE(contains(out, "/exchange-6")) << out;
+  EXPECT_FALSE(contains(out, "/exchange-7")) << out;
+  EXPECT_TRUE(contains(out, "(2 more exchanges")) << out;
+  const auto verbose = contract_summary(doc, {.verbose = true});
+  EXPECT_TRUE(contains(verbose, "/exchange-8")) << verbose;
+  EXPECT_FALSE(contains(verbose, "more exchanges")) << verbose;
+}
+
+TEST(TerminalSummary, EmbeddedTargetIsSaidSo) {
+  auto doc = failed_result();
+  doc.at("target").as_object()["embedded"] = true;
+  EXPECT_TRUE(contains(lines_of(contract_summary(doc, {})).at(0), "(the embedded reference service)"));
+  EXPECT_FALSE(contains(contract_summary(failed_result(), {}), "embedded"));
+}
+
+}  // namespace
+}  // namespace crh::reports
