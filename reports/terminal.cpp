@@ -67,6 +67,10 @@ std::string contract_summary(const json::value& result, const TerminalStyle& sty
     any_listed = true;
     out += paint.outcome(o) + " " + str(c, "id") + "  [" + str(c, "severity") + rules_of(c) + "]\n";
     if (!str(c, "message").empty()) out += "      " + str(c, "message") + "\n";
+    if (o == "fail" || o == "warn")
+      out += "      rerun: crh contract" +
+             (target.at("embedded").as_bool() ? std::string() : " --base-url " + str(target, "base_url") + " --channel " + str(target, "channel")) +
+             " --check " + str(c, "id") + "\n";
     if (detailed || style.verbose) {
       for (const auto& f : c.at("findings").as_array())
         if (str(f, "text") != str(c, "message"))
@@ -112,8 +116,7 @@ std::string contract_summary(const json::value& result, const TerminalStyle& sty
   const std::string head = status == "passed" ? paint("PASSED", "1;32") : paint(status == "failed" ? "FAILED" : "UNREACHABLE", "1;31");
   out += head + tail + "  " + str(verdict, "reason") + "\n";
   if (status == "failed")
-    out += "  To reproduce: export CRH_API_KEY to the target's key and run the curl commands above, or rerun one check with "
-           "--check ID.\n";
+    out += "  To reproduce: export CRH_API_KEY (the target's key) and paste the curl commands above, or use the rerun lines.\n";
   return out;
 }
 

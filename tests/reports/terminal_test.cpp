@@ -205,6 +205,16 @@ TEST(TerminalSummary, VerdictLineOfAFailedRun) {
   EXPECT_FALSE(contains(out, "PASSED")) << out;
 }
 
+TEST(TerminalSummary, FailuresSayHowToRerunJustThatCheck) {
+  const auto out = contract_summary(failed_result(), {});
+  EXPECT_TRUE(contains(out, "rerun: crh contract --base-url http://127.0.0.1:18080 --channel 7 --check ")) << out;
+  auto doc = failed_result();
+  doc.at("target").as_object()["embedded"] = true;  // its URL dies with the run: rerun without one
+  const auto embedded = contract_summary(doc, {});
+  EXPECT_TRUE(contains(embedded, "rerun: crh contract --check ")) << embedded;
+  EXPECT_FALSE(contains(embedded, "--base-url")) << embedded;
+}
+
 TEST(TerminalSummary, VerdictLineOfAPassingRun) {
   const auto out = contract_summary(passed_result(), {});
   const auto verdict = line_starting(out, "PASSED (exit 0)");
