@@ -195,6 +195,13 @@ void untag_quietly(CheckContext& ctx, const std::string& alias) {
   if (e.answered() && e.response->status == 200) ctx.janitor().untagged(alias);
 }
 
+void untag_if_tagged(CheckContext& ctx, const core::Exchange& e) {
+  if (!e.answered() || e.response->status != 200) return;
+  std::string why;
+  if (auto body = parse_json(e.response->body, why))
+    if (auto id = alias_id(ctx, *body)) untag_quietly(ctx, *id);
+}
+
 TagGuard::~TagGuard() {
   for (const auto& a : aliases_) {
     try {

@@ -87,6 +87,10 @@ class AgentGuard {
 // at the end of the run when this did not work.
 void untag_quietly(CheckContext& ctx, const std::string& alias);
 
+// When `e` is a 200 answer to a tag request that should have been refused,
+// untags the alias it names (cleanup; never ends the check).
+void untag_if_tagged(CheckContext& ctx, const core::Exchange& e);
+
 // Deletes, on destruction, every tag the check made through it.
 class TagGuard {
  public:

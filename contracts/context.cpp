@@ -98,15 +98,19 @@ core::Exchange CheckContext::send(core::HttpRequest request, KeyMode key) {
   return e;
 }
 
+core::HttpRequest CheckContext::request(std::string method, std::string path,
+                                       const std::vector<core::Param>& params) const {
+  return core::build_request(std::move(method), std::move(path), params, run_.profile.encoding);
+}
+
 core::Exchange CheckContext::send(std::string method, std::string path, const std::vector<core::Param>& params,
                                   KeyMode key) {
-  return send(core::build_request(std::move(method), std::move(path), params, run_.profile.encoding), key);
+  return send(request(std::move(method), std::move(path), params), key);
 }
 
 core::HttpRequest CheckContext::call_request(const std::string& alias, const std::string& caller) const {
   const auto& hook = run_.profile.call_hook;
-  return core::build_request(hook.method, hook.path_for(run_.target.channel, alias),
-                             {{hook.parameter, caller}}, run_.profile.encoding);
+  return request(hook.method, hook.path_for(run_.target.channel, alias), {{hook.parameter, caller}});
 }
 
 core::Exchange CheckContext::call(const std::string& alias, const std::string& caller, KeyMode key) {

@@ -103,6 +103,9 @@ class CheckContext {
   // The n-th distinct calling number of this run ("+1999" digits).
   std::string caller(int n) const;
 
+  // A request with `params` placed as the profile's encoding says.
+  core::HttpRequest request(std::string method, std::string path, const std::vector<core::Param>& params = {}) const;
+
   // Sends and records. Never throws on transport errors: see response().
   core::Exchange send(core::HttpRequest request, KeyMode key = KeyMode::proper);
   core::Exchange send(std::string method, std::string path, const std::vector<core::Param>& params = {},

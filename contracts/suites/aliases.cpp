@@ -71,7 +71,7 @@ void add_alias_checks(std::vector<Check>& out) {
                      std::string why;
                      auto body = parse_json(r.body, why);
                      auto id = body ? alias_id(ctx, *body) : std::nullopt;
-                     if (id) untag_quietly(ctx, *id);
+                     untag_if_tagged(ctx, e);
                      ctx.require(!id || !tagged.contains(*id), "T1",
                                  what + ": expected a refusal, got alias " + id.value_or("?") +
                                      " again: its live tag was replaced before it expired or was deleted");

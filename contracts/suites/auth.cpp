@@ -22,33 +22,29 @@ struct Operation {
   std::function<core::HttpRequest(CheckContext&, const std::string& alias)> build;
 };
 
-core::HttpRequest req(CheckContext& ctx, const char* method, std::string path, std::vector<core::Param> params = {}) {
-  return core::build_request(method, std::move(path), params, ctx.profile().encoding);
-}
-
 const std::vector<Operation>& operations() {
   static const std::vector<Operation> ops{
-      {"agents-list", "E1", false, false, [](CheckContext& c, auto&) { return req(c, "GET", agents_path()); }},
-      {"agent-get", "E2", false, false, [](CheckContext& c, auto&) { return req(c, "GET", agent_path(first_agent(c))); }},
+      {"agents-list", "E1", false, false, [](CheckContext& c, auto&) { return c.request("GET", agents_path()); }},
+      {"agent-get", "E2", false, false, [](CheckContext& c, auto&) { return c.request("GET", agent_path(first_agent(c))); }},
       {"agent-snooze", "E3", false, false,
-       [](CheckContext& c, auto&) { return req(c, "PUT", agent_op_path(first_agent(c), "snooze")); }},
+       [](CheckContext& c, auto&) { return c.request("PUT", agent_op_path(first_agent(c), "snooze")); }},
       {"agent-wake", "E4", false, false,
-       [](CheckContext& c, auto&) { return req(c, "PUT", agent_op_path(first_agent(c), "wake")); }},
+       [](CheckContext& c, auto&) { return c.request("PUT", agent_op_path(first_agent(c), "wake")); }},
       {"database-get", "E5", false, false,
-       [](CheckContext& c, auto&) { return req(c, "GET", database_path(probe_key(c, "auth"))); }},
+       [](CheckContext& c, auto&) { return c.request("GET", database_path(probe_key(c, "auth"))); }},
       {"database-post", "E6", false, false,
        [](CheckContext& c, auto&) {
-         return req(c, "POST", database_path(probe_key(c, "auth")), {{"value", "crh auth probe"}});
+         return c.request("POST", database_path(probe_key(c, "auth")), {{"value", "crh auth probe"}});
        }},
       {"aliases-list", "E7", false, false,
-       [](CheckContext& c, auto&) { return req(c, "GET", aliases_path(c.target().channel)); }},
+       [](CheckContext& c, auto&) { return c.request("GET", aliases_path(c.target().channel)); }},
       {"tag", "E8", false, false,
        [](CheckContext& c, auto&) {
-         return req(c, "POST", tag_path(c.target().channel), {{"tag", tag_name("auth")}, {"minutes", "10", true}});
+         return c.request("POST", tag_path(c.target().channel), {{"tag", tag_name("auth")}, {"minutes", "10", true}});
        }},
       {"delete-tag", "E9", true, false,
        [](CheckContext& c, const std::string& alias) {
-         return req(c, "DELETE", delete_tag_path(c.target().channel, alias));
+         return c.request("DELETE", delete_tag_path(c.target().channel, alias));
        }},
       {"call", "B1", true, true,
        [](CheckContext& c, const std::string& alias) { return c.call_request(alias, c.caller(1)); }},
@@ -147,7 +143,7 @@ void add_auth_checks(std::vector<Check>& out) {
                    rejected_write(ctx, "the stored value", [&] {
                      auto e = ctx.send("GET", database_path(key));
                      return json::serialize(ctx.ok_json(e, "E5", "GET " + database_path(key)));
-                   }, core::build_request("POST", database_path(key), {{"value", "crh value after"}}, ctx.profile().encoding));
+                   }, ctx.request("POST", database_path(key), {{"value", "crh value after"}}));
                  }});
   for (const char* op : {"snooze", "wake"}) {
     out.push_back({.id = std::string("auth.rejected-write.agent-") + op, .suite = s, .rules = {"R5", "A2"},
@@ -158,7 +154,7 @@ void add_auth_checks(std::vector<Check>& out) {
                      // Start from the other state, so that an applied write would show.
                      agent_op(ctx, id, std::string_view(op) == "snooze" ? "wake" : "snooze");
                      rejected_write(ctx, "the agent", [&] { return agent_state(ctx, get_agent(ctx, id)); },
-                                    core::build_request("PUT", agent_op_path(id, op), {}, ctx.profile().encoding));
+                                    ctx.request("PUT", agent_op_path(id, op)));
                    }});
   }
   out.push_back({.id = "auth.rejected-write.tag", .suite = s, .rules = {"R5", "A2"},
@@ -172,9 +168,8 @@ void add_auth_checks(std::vector<Check>& out) {
                    };
                    TagGuard cleanup(ctx);
                    rejected_write(ctx, "the channel's tags", read,
-                                  core::build_request("POST", tag_path(ctx.target().channel),
-                                                      {{"tag", tag_name("rejected")}, {"minutes", "10", true}},
-                                                      ctx.profile().encoding));
+                                  ctx.request("POST", tag_path(ctx.target().channel),
+                                              {{"tag", tag_name("rejected")}, {"minutes", "10", true}}));
                  },
                  .owns_channel = true});
   out.push_back({.id = "auth.rejected-write.delete-tag", .suite = s, .rules = {"R5", "A2"},
@@ -192,8 +187,7 @@ void add_auth_checks(std::vector<Check>& out) {
                      return std::string("(alias gone)");
                    };
                    rejected_write(ctx, "the alias's tag", read,
-                                  core::build_request("DELETE", delete_tag_path(ctx.target().channel, alias), {},
-                                                      ctx.profile().encoding));
+                                  ctx.request("DELETE", delete_tag_path(ctx.target().channel, alias)));
                  }});
   out.push_back({.id = "auth.rejected-write.call", .suite = s, .rules = {"R5", "A2", "B1"},
                  .summary = "a call refused for its key binds nobody: another caller still connects",

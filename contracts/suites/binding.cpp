@@ -41,7 +41,7 @@ void race_round(CheckContext& ctx, int round, int n) {
   for (int i = 0; i < n; ++i) {
     clients.push_back(ctx.new_client());
     // Open the connection now, so the release sends on a warm socket.
-    auto warm = clients.back()->send(ctx.authenticated(core::build_request("GET", agents_path(), {}, ctx.profile().encoding)));
+    auto warm = clients.back()->send(ctx.authenticated(ctx.request("GET", agents_path())));
     if (!warm.answered()) ctx.indeterminate("could not open caller connection " + std::to_string(i + 1) + ": " + warm.error_detail);
     requests.push_back(ctx.authenticated(ctx.call_request(alias, ctx.caller(10 + round * n + i))));
   }

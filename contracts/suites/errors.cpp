@@ -15,12 +15,8 @@ namespace {
 // untagged again.
 core::Exchange bad_tag(CheckContext& ctx, std::vector<core::Param> params, const std::string& what) {
   auto e = ctx.send("POST", tag_path(ctx.target().channel), params);
-  const auto& r = ctx.response(e, what);
-  if (r.status == 200) {
-    std::string why;
-    if (auto body = parse_json(r.body, why))
-      if (auto id = alias_id(ctx, *body)) untag_quietly(ctx, *id);
-  }
+  ctx.response(e, what);
+  untag_if_tagged(ctx, e);
   return e;
 }
 
@@ -130,11 +126,7 @@ void add_error_checks(std::vector<Check>& out) {
                      auto e = ctx.send(r);
                      const auto& resp = ctx.response(e, what);
                      if (resp.status == 200) {
-                       if (r.target == ch) {  // tagged after all: untag
-                         std::string why;
-                         if (auto body = parse_json(resp.body, why))
-                           if (auto id = alias_id(ctx, *body)) untag_quietly(ctx, *id);
-                       }
+                       if (r.target == ch) untag_if_tagged(ctx, e);  // tagged after all
                        continue;
                      }
                      ctx.refused(e, "X1", what, {resp.status});

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "contracts/runner.hpp"
+#include "support/naming.hpp"
 #include "support/scripted_server.hpp"
 
 namespace crh::contracts {
@@ -100,16 +101,8 @@ TEST_P(HostileTarget, RunEndsWithAFailureThatSaysWhy) {
   EXPECT_NO_THROW(json::parse(text));
 }
 
-INSTANTIATE_TEST_SUITE_P(Each, HostileTarget, ::testing::ValuesIn(kHostile), [](const auto& info) {
-  std::string name;
-  bool up = true;
-  for (char ch : std::string(info.param.name)) {
-    if (ch == '-') { up = true; continue; }
-    name.push_back(up ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch))) : ch);
-    up = false;
-  }
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(Each, HostileTarget, ::testing::ValuesIn(kHostile),
+                         [](const auto& info) { return test::camel_case(info.param.name); });
 
 TEST(HostileTargetKey, AnEchoedKeyIsRedactedFromEveryMessageAndAnswer) {
   ScriptedServer server([](int fd, const auto&) {
