@@ -1,6 +1,7 @@
 // The executor, restoration of the target, and the result document.
 #include "contracts/runner.hpp"
 
+
 #include <algorithm>
 #include <boost/json.hpp>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "contracts/rules.hpp"
 #include "core/curl.hpp"
 #include "core/output_file.hpp"
+#include "core/result_envelope.hpp"
 
 namespace crh::contracts {
 namespace json = boost::json;
@@ -261,15 +263,6 @@ RunReport run_contract(const RunOptions& options) {
 
 namespace {
 
-std::string iso8601(std::chrono::system_clock::time_point t) {
-  auto secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 double ms(std::chrono::microseconds us) { return static_cast<double>(us.count()) / 1000.0; }
 
 json::object counts_of(const std::vector<const CheckResult*>& results) {
@@ -360,16 +353,9 @@ json::value result_document(const RunReport& report, const RunOptions& options, 
              std::to_string(counts.at("indeterminate").to_number<long>()) + " indeterminate, " +
              std::to_string(counts.at("skip").to_number<long>()) + " skipped";
 
-  return json::object{
-      {"schema", "crh.result"},
-      {"schema_version", kResultSchemaVersion},
-      {"kind", "contract"},
-      {"tool", json::object{{"name", "crh"}, {"version", "0.1.0"}}},
-      {"started_at", iso8601(report.started)},
-      {"duration_ms", ms(report.duration)},
-      {"target", json::object{{"base_url", options.target.base.to_string()},
-                              {"channel", options.target.channel},
-                              {"embedded", embedded}}},
+  json::object doc = core::result_envelope("contract", report.started, ms(report.duration), options.target.base,
+                                           options.target.channel, embedded);
+  json::object body{
       {"config", json::object{{"suites", std::move(suite_names)},
                               {"checks", std::move(check_patterns)},
                               {"slow", options.slow},
@@ -384,6 +370,8 @@ json::value result_document(const RunReport& report, const RunOptions& options, 
       {"rules", std::move(rules)},
       {"checks", std::move(checks)},
   };
+  for (auto& field : body) doc.emplace(field.key(), std::move(field.value()));
+  return doc;
 }
 
 }  // namespace crh::contracts

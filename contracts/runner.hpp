@@ -49,6 +49,6 @@ RunReport run_contract(const RunOptions& options);
 // and the rule coverage. Text from the target is made valid UTF-8.
 boost::json::value result_document(const RunReport& report, const RunOptions& options, bool embedded);
 
-inline constexpr int kResultSchemaVersion = 1;
+
 
 }  // namespace crh::contracts

@@ -17,5 +17,6 @@ struct Command {
 
 Command add_serve_command(CLI::App& app);
 Command add_contract_command(CLI::App& app);
+Command add_load_command(CLI::App& app);
 
 }  // namespace crh::runners

@@ -1,0 +1,26 @@
+// The envelope every result document shares (DESIGN.md §1), whatever produced
+// it: schema and version, tool, start time, target. `crh report` keys on it.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+
+#include "core/base_url.hpp"
+
+namespace crh::core {
+
+inline constexpr int kResultSchemaVersion = 1;
+
+// "2026-11-21T10:00:00Z"
+std::string iso8601(std::chrono::system_clock::time_point t);
+
+// {"schema":"crh.result","schema_version":1,"kind":kind,"tool":{...},
+//  "started_at":...,"duration_ms":...,"target":{"base_url","channel","embedded"}}
+boost::json::object result_envelope(std::string_view kind, std::chrono::system_clock::time_point started,
+                                    double duration_ms, const BaseUrl& base, std::string_view channel,
+                                    bool embedded);
+
+}  // namespace crh::core

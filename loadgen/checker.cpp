@@ -1,0 +1,126 @@
+// First-caller-wins, checked per tag epoch from invoke and completion times.
+#include "loadgen/checker.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace crh::loadgen {
+namespace {
+
+bool is_refusal(const Op& op) { return op.outcome == Outcome::fail && op.status != 429; }
+
+std::string describe(const Op& op) {
+  std::string s = std::string(to_string(op.kind)) + " by " + (op.caller.empty() ? "?" : op.caller) + " [" +
+                  std::to_string(op.invoke_ns / 1000) + "–" + std::to_string(op.complete_ns / 1000) + " µs] → ";
+  return s + (op.status ? std::to_string(op.status) : op.error.empty() ? "no answer" : op.error);
+}
+
+std::vector<Op> by_invoke(std::vector<Op> ops) {
+  std::sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.invoke_ns < b.invoke_ns; });
+  return ops;
+}
+
+}  // namespace
+
+std::string_view to_string(ViolationKind k) {
+  switch (k) {
+    case ViolationKind::two_winners: return "two-winners";
+    case ViolationKind::connected_after_bound: return "connected-after-bound";
+    case ViolationKind::bound_caller_rejected: return "bound-caller-rejected";
+    case ViolationKind::rejected_while_free: return "rejected-while-free";
+    case ViolationKind::alias_tagged_twice: return "alias-tagged-twice";
+  }
+  return "?";
+}
+
+std::pair<std::int64_t, std::int64_t> certain_window(const Round& round) {
+  std::int64_t end = std::numeric_limits<std::int64_t>::max();
+  if (round.untag) end = round.untag->invoke_ns;
+  if (round.lifetime_ns > 0) end = std::min(end, round.tag.invoke_ns + round.lifetime_ns);
+  return {round.tag.complete_ns, end};
+}
+
+std::vector<Violation> Checker::add(const Round& round) {
+  ++rounds_;
+  std::vector<Violation> found;
+  if (round.tag.outcome != Outcome::ok) return found;
+  const auto [begin, end] = certain_window(round);
+  auto inside = [&](const Op& op) { return op.invoke_ns >= begin && op.complete_ns <= end; };
+  auto violation = [&](ViolationKind kind, std::string why, std::vector<Op> proof) {
+    found.push_back({kind, round.id, round.tag.alias, std::move(why), by_invoke(std::move(proof))});
+  };
+
+  // Winners: the earliest certain connection of each caller.
+  std::vector<const Op*> first_ok;
+  for (const auto& c : round.calls) {
+    if (!inside(c) || c.outcome != Outcome::ok) continue;
+    auto same = std::find_if(first_ok.begin(), first_ok.end(), [&](const Op* o) { return o->caller == c.caller; });
+    if (same == first_ok.end()) first_ok.push_back(&c);
+    else if (c.complete_ns < (*same)->complete_ns) *same = &c;
+  }
+  std::sort(first_ok.begin(), first_ok.end(),
+            [](const Op* a, const Op* b) { return a->complete_ns < b->complete_ns; });
+  if (first_ok.size() >= 2) {
+    const Op& a = *first_ok[0];
+    for (std::size_t i = 1; i < first_ok.size(); ++i) {
+      const Op& b = *first_ok[i];
+      if (b.invoke_ns > a.complete_ns)
+        violation(ViolationKind::connected_after_bound,
+                  "alias " + round.tag.alias + ": " + b.caller + " connected although " + a.caller +
+                      " had connected before it called (" + describe(a) + "; " + describe(b) + ")",
+                  {a, b});
+      else
+        violation(ViolationKind::two_winners,
+                  "alias " + round.tag.alias + ": " + a.caller + " and " + b.caller +
+                      " both connected in one tag epoch; only the first caller may be bound (" + describe(a) +
+                      "; " + describe(b) + ")",
+                  {a, b});
+    }
+  }
+
+  for (const auto& r : round.calls) {
+    if (!inside(r) || !is_refusal(r)) continue;
+    // The bound caller refused: it had connected before this call started.
+    auto bound = std::find_if(round.calls.begin(), round.calls.end(), [&](const Op& o) {
+      return inside(o) && o.outcome == Outcome::ok && o.caller == r.caller && o.complete_ns < r.invoke_ns;
+    });
+    if (bound != round.calls.end()) {
+      violation(ViolationKind::bound_caller_rejected,
+                "alias " + round.tag.alias + ": " + r.caller + " was bound (" + describe(*bound) +
+                    ") and then refused (" + describe(r) + ")",
+                {*bound, r});
+      continue;
+    }
+    // Refused while free: no other caller's call that may have bound (ok or
+    // unknown, inside the epoch or overlapping it) started before the refusal ended.
+    bool someone_may_be_bound = std::any_of(round.calls.begin(), round.calls.end(), [&](const Op& o) {
+      return &o != &r && o.caller != r.caller && o.outcome != Outcome::fail && o.invoke_ns < r.complete_ns &&
+             o.complete_ns >= begin;
+    });
+    if (!someone_may_be_bound)
+      violation(ViolationKind::rejected_while_free,
+                "alias " + round.tag.alias + ": " + r.caller +
+                    " was refused although no other caller could have been bound yet (" + describe(r) + ")",
+                {round.tag, r});
+  }
+
+  // The same alias given to two tags at once.
+  auto& kept = epochs_[round.tag.alias];
+  for (const auto& e : kept) {
+    const bool new_inside_old = round.tag.invoke_ns >= e.certain_begin && round.tag.complete_ns <= e.certain_end;
+    const bool old_inside_new = e.tag.invoke_ns >= begin && e.tag.complete_ns <= end;
+    if (!new_inside_old && !old_inside_new) continue;
+    std::vector<Op> proof = {e.tag, round.tag};
+    if (e.untag) proof.push_back(*e.untag);
+    if (round.untag) proof.push_back(*round.untag);
+    violation(ViolationKind::alias_tagged_twice,
+              "alias " + round.tag.alias + " was returned by tag in round " + std::to_string(round.id) +
+                  " while the tag of round " + std::to_string(e.round) + " still held it",
+              std::move(proof));
+  }
+  kept.push_back({round.id, round.tag, round.untag, begin, end});
+  if (kept.size() > epochs_per_alias_) kept.pop_front();
+  return found;
+}
+
+}  // namespace crh::loadgen

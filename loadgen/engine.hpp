@@ -1,0 +1,82 @@
+// The load engine: one io_context per thread, a coroutine per connection (or
+// per race slot), per-thread statistics merged at the end (DESIGN.md §6).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/target.hpp"
+#include "loadgen/checker.hpp"
+#include "loadgen/history.hpp"
+#include "loadgen/stats.hpp"
+
+namespace crh::loadgen {
+
+enum class Scenario { race, mixed, get };
+std::string_view to_string(Scenario s);
+
+// The database key the mixed scenario reads and writes (restored afterwards).
+inline constexpr std::string_view kLoadDatabaseKey = "crh-probe-load";
+
+struct MixEntry {
+  OpKind op;
+  double weight;
+};
+
+struct LoadConfig {
+  core::Target target;
+  Scenario scenario = Scenario::race;
+  int connections = 0;        // closed loop: connections; race: rounds in flight; 0: the scenario's default
+  double rate = 0;            // open loop: requests per second over all connections; 0: closed loop
+  int threads = 1;            // generator threads, each with its own io_context
+  std::chrono::milliseconds duration{10'000};  // measured time
+  std::chrono::milliseconds warmup{0};         // run before measuring, not counted
+  int callers = 8;            // race: callers per round
+  int tag_minutes = 60;       // race: lifetime asked for each tag (deleted long before)
+  std::string path = "/api/v1/local-agents";   // get: the path (under the base URL)
+  std::vector<MixEntry> mix;  // mixed: weights; empty: every endpoint
+  std::uint64_t seed = 1;     // mixed: the operation sequence; race: caller numbers
+  std::chrono::milliseconds timeout{5000};     // one request's deadline
+  std::string history_file;   // every operation as JSON lines (race and mixed)
+  std::size_t max_violations_kept = 100;       // violations listed in full; all are counted
+};
+
+// What the engine learned before it started.
+struct Discovery {
+  std::vector<std::string> agents;   // ids, for get-agent, snooze and wake
+  std::vector<std::string> aliases;  // ids of the channel, for calls in the mix
+};
+
+struct LoadResult {
+  Stats stats;
+  std::uint64_t violation_count = 0;
+  std::vector<Violation> violations;  // the first max_violations_kept
+  std::uint64_t history_ops = 0;      // operations written to --history
+  double wall_s = 0;                  // measured time actually elapsed
+  double intended_rate = 0;           // open loop: the asked rate; else 0
+  double achieved_rate = 0;           // requests completed per second while measuring
+  double generator_cpu = 0;           // CPU of the busiest generator thread, 0..1 of a core
+  std::vector<std::string> invalid;   // why the figures measure the generator, not the target
+  bool interrupted = false;           // stopped early (Ctrl-C)
+};
+
+// Counters the caller may read while the run goes on (for a progress line).
+struct Progress {
+  std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> errors{0};
+  std::atomic<std::uint64_t> rounds{0};
+  std::atomic<std::uint64_t> violations{0};
+  std::atomic<bool> measuring{false};
+  std::atomic<bool> stop{false};  // set to end the run early
+};
+
+// Runs the scenario. Throws std::runtime_error when the target cannot be
+// reached at all (no connection could be opened) or the history cannot be written.
+LoadResult run_load(const LoadConfig& config, const Discovery& discovery, Progress& progress);
+
+}  // namespace crh::loadgen

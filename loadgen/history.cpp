@@ -1,0 +1,114 @@
+// Operation names, the JSON-lines form of an operation, and the history file.
+#include "loadgen/history.hpp"
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace crh::loadgen {
+namespace {
+
+constexpr std::array<std::string_view, kOpKinds> kOpNames = {
+    "get", "list-agents", "get-agent", "snooze", "wake", "db-get",
+    "db-set", "list-aliases", "tag", "untag", "call", "recall"};
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c >= 0x7f) {
+          // Target text may be anything: keep the file valid JSON and ASCII.
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "\\u%04x", c);
+          out += hex;
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+}  // namespace
+
+std::string_view to_string(OpKind k) { return kOpNames[static_cast<std::size_t>(k)]; }
+
+std::optional<OpKind> op_kind_by_name(std::string_view name) {
+  for (std::size_t i = 0; i < kOpKinds; ++i)
+    if (kOpNames[i] == name) return static_cast<OpKind>(i);
+  return std::nullopt;
+}
+
+std::string_view to_string(Outcome o) {
+  switch (o) {
+    case Outcome::ok: return "ok";
+    case Outcome::fail: return "fail";
+    case Outcome::indeterminate: return "indeterminate";
+    case Outcome::count_: break;
+  }
+  return "?";
+}
+
+std::string to_json_line(const Op& op) {
+  std::string out = "{\"round\":" + std::to_string(op.round) + ",\"op\":\"";
+  out += to_string(op.kind);
+  out += "\",\"alias\":";
+  append_json_string(out, op.alias);
+  if (!op.caller.empty()) {
+    out += ",\"caller\":";
+    append_json_string(out, op.caller);
+  }
+  out += ",\"invoke_ns\":" + std::to_string(op.invoke_ns) + ",\"complete_ns\":" + std::to_string(op.complete_ns) +
+         ",\"outcome\":\"";
+  out += to_string(op.outcome);
+  out += "\",\"status\":" + std::to_string(op.status);
+  if (!op.error.empty()) {
+    out += ",\"error\":";
+    append_json_string(out, op.error);
+  }
+  out += "}";
+  return out;
+}
+
+HistoryWriter::~HistoryWriter() {
+  if (file_) std::fclose(file_);
+}
+
+void HistoryWriter::open(const std::string& path) {
+  file_ = std::fopen(path.c_str(), "w");
+  if (!file_) throw std::runtime_error("cannot write the history to " + path + ": " + std::strerror(errno));
+  path_ = path;
+}
+
+void HistoryWriter::write(std::span<const Op> ops) {
+  if (!file_) return;
+  std::lock_guard lock(mutex_);
+  for (const auto& op : ops) {
+    buffer_ += to_json_line(op);
+    buffer_.push_back('\n');
+  }
+  written_ += ops.size();
+  if (buffer_.size() >= (1u << 16)) {
+    failed_ |= std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size();
+    buffer_.clear();
+  }
+}
+
+void HistoryWriter::close() {
+  if (!file_) return;
+  std::lock_guard lock(mutex_);
+  failed_ |= std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size();
+  buffer_.clear();
+  failed_ |= std::fclose(file_) != 0;
+  file_ = nullptr;
+  if (failed_) throw std::runtime_error("the history file " + path_ + " is incomplete: a write failed");
+}
+
+}  // namespace crh::loadgen

@@ -1,0 +1,44 @@
+// A load run as the schema-versioned result document (DESIGN.md §1):
+// figures per operation and outcome, histograms that merge exactly, the time
+// series, the race and its violations, and the thresholds with their verdicts.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "loadgen/engine.hpp"
+#include "loadgen/thresholds.hpp"
+
+namespace crh::loadgen {
+
+struct ThresholdVerdict {
+  Threshold threshold;
+  double actual = 0;  // NaN when nothing was measured
+  bool held = false;
+};
+
+// Parses every expression; throws std::invalid_argument naming the bad one,
+// including a subject that is no operation of the generator.
+std::vector<Threshold> parse_thresholds(const std::vector<std::string>& texts);
+
+// The measured value a threshold speaks of, in its unit (NaN when none).
+double measured(const Threshold& t, const LoadResult& r);
+
+std::vector<ThresholdVerdict> evaluate(const std::vector<Threshold>& thresholds, const LoadResult& r);
+
+// 1 when an invariant broke or a threshold was breached, else 0.
+int exit_code_of(const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts);
+
+struct RunInfo {
+  std::chrono::system_clock::time_point started;
+  bool embedded = false;
+  std::vector<std::string> restore_problems;
+};
+
+boost::json::object result_document(const LoadConfig& config, const LoadResult& result,
+                                    const std::vector<ThresholdVerdict>& verdicts, const RunInfo& info);
+
+}  // namespace crh::loadgen

@@ -1,0 +1,35 @@
+// Before and after a load run: check the target answers, learn its agents and
+// aliases, probe the call hook for the race, and put back what the run changed.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loadgen/engine.hpp"
+
+namespace crh::loadgen {
+
+// The target cannot be reached or set up (exit 3). The message says what was
+// sent, what came back and what to do.
+struct SetupError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// What the run may change, as it was found.
+struct FoundState {
+  std::vector<std::pair<std::string, std::string>> agent_states;  // id, state ("available", "snoozed")
+  std::optional<std::string> database_value;                      // of kLoadDatabaseKey
+};
+
+// Throws SetupError. For the race it also places one call on a freshly tagged
+// alias, so a target without the call hook is told so instead of racing on 404s.
+Discovery discover(const LoadConfig& config, FoundState& found);
+
+// Best effort: wakes or snoozes agents back, restores the database value and
+// deletes tags the run left (named crh-load). Returns what could not be restored.
+std::vector<std::string> restore(const LoadConfig& config, const FoundState& found);
+
+}  // namespace crh::loadgen

@@ -1,0 +1,64 @@
+// What one generator thread measures, merged across threads at the end: no
+// locks on the hot path, histograms instead of samples.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "core/histogram.hpp"
+#include "loadgen/history.hpp"
+
+namespace crh::loadgen {
+
+// Why an attempt got no usable answer.
+enum class Failure : std::uint8_t { connect, timeout, reset, malformed, count_ };
+inline constexpr std::size_t kFailures = static_cast<std::size_t>(Failure::count_);
+std::string_view to_string(Failure f);
+
+struct OpStats {
+  std::array<core::Histogram, kOutcomes> latency;  // from when the request was due
+  core::Histogram uncorrected;                      // from when it was sent (open loop differs)
+  std::vector<std::uint64_t> statuses = std::vector<std::uint64_t>(600);  // answers by HTTP status
+  std::array<std::uint64_t, kFailures> failures{};  // attempts without an answer, by why
+  std::uint64_t errors = 0;     // failures, 5xx and unexpected 4xx
+  std::uint64_t refusals = 0;   // expected no's: a loser's 403, a 409 when every alias is tagged
+  std::uint64_t throttled = 0;  // 429
+
+  std::uint64_t count() const;
+  void merge(const OpStats& other);
+};
+
+// One second of the run, for the time series.
+struct Second {
+  std::uint64_t requests = 0;
+  std::uint64_t errors = 0;
+  core::Histogram latency;
+};
+
+struct RaceStats {
+  std::uint64_t rounds = 0;            // tag epochs raced
+  std::uint64_t rounds_without_winner = 0;
+  std::vector<std::uint64_t> winners;  // rounds by number of first calls that connected
+  core::Histogram skew;                // spread of the release of one round's first calls
+  std::uint64_t tag_busy = 0;          // tags answered 409: every alias was tagged
+
+  void merge(const RaceStats& other);
+};
+
+struct Stats {
+  std::array<OpStats, kOpKinds> ops;
+  std::vector<Second> seconds;  // index: whole seconds since measuring began
+  RaceStats race;
+  std::uint64_t late = 0;       // open loop: requests sent more than one interval after they were due
+  core::Histogram lag;          // open loop: how late requests were sent
+  std::int64_t cpu_ns = 0;      // CPU time of the generator thread while measuring
+
+  void merge(const Stats& other);
+  Second& second(std::int64_t since_start_ns);
+};
+
+}  // namespace crh::loadgen

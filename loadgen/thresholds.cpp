@@ -1,0 +1,320 @@
+// Parsing, checking and printing of `crh load` thresholds. Errors name the
+// expression and what was expected, because they reach the user verbatim.
+#include "loadgen/thresholds.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+namespace crh::loadgen {
+namespace {
+
+enum class Kind { latency, rate, run_count, throughput };
+
+struct Statistic {
+  std::string_view name;
+  Kind kind;
+};
+
+constexpr std::array<Statistic, 14> statistics{{
+    {"p50", Kind::latency},         {"p90", Kind::latency},        {"p95", Kind::latency},
+    {"p99", Kind::latency},         {"p99.9", Kind::latency},      {"max", Kind::latency},
+    {"mean", Kind::latency},        {"min", Kind::latency},        {"errors", Kind::rate},
+    {"indeterminate", Kind::rate},  {"violations", Kind::run_count}, {"requests", Kind::run_count},
+    {"rounds", Kind::run_count},    {"rps", Kind::throughput},
+}};
+
+constexpr std::string_view known_statistics =
+    "p50, p90, p95, p99, p99.9, max, mean, min, errors, indeterminate, violations, requests, "
+    "rounds or rps";
+constexpr std::string_view known_operators = "<, <=, >, >=, == or !=";
+constexpr std::string_view time_units = "ns, us, ms or s";
+
+const Statistic* find_statistic(std::string_view name) {
+  if (name == "p999") name = "p99.9";
+  for (const auto& s : statistics)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_operator_char(char c) { return c == '<' || c == '>' || c == '=' || c == '!'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+[[noreturn]] void fail(std::string_view text, const std::string& why) {
+  throw std::invalid_argument("threshold " + quoted(text) + ": " + why);
+}
+
+// A unit is letters, '%', '/' and the micro sign (U+00B5 or Greek mu U+03BC,
+// both two bytes in UTF-8), so "20ms5" splits into unit "ms" and garbage "5".
+size_t unit_length(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (is_letter(s[i]) || c == '%' || c == '/') {
+      ++i;
+    } else if (i + 1 < s.size() && ((c == 0xC2 && static_cast<unsigned char>(s[i + 1]) == 0xB5) ||
+                                    (c == 0xCE && static_cast<unsigned char>(s[i + 1]) == 0xBC))) {
+      i += 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// `digits` times 10^exponent, rounded once from the exact decimal so that
+// "0.1" with exponent -2 is the same double as 1.0 / 1000.
+double scaled_decimal(std::string_view text, std::string_view digits, int exponent) {
+  std::string s(digits);
+  s += 'e';
+  s += std::to_string(exponent);
+  double value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value, std::chars_format::general);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(value))
+    fail(text, "limit " + quoted(digits) + " is out of range");
+  return value;
+}
+
+// Time units as powers of ten of a nanosecond.
+int time_unit_exponent(std::string_view unit) {
+  if (unit.empty() || unit == "ms") return 6;  // k6 reads a bare number as milliseconds
+  if (unit == "ns") return 0;
+  if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") return 3;
+  if (unit == "s") return 9;
+  return -1;
+}
+
+// Rounds to three significant digits, to see where printing will carry (9.996 -> 10.0).
+double round_significant(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  double scale = std::pow(10.0, 2 - std::floor(std::log10(std::fabs(x))));
+  return std::round(x * scale) / scale;
+}
+
+std::string fixed(double x, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  return buf;
+}
+
+// Whole numbers as they are; others to at least three significant digits
+// without trailing zeros (0.02, 12.5, 1521), for percentages, counts and rates.
+std::string compact(double x) {
+  if (std::isnan(x)) return "n/a";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  if (x == std::floor(x) && std::fabs(x) < 1e15) return fixed(x, 0);
+  int decimals = std::max(0, 2 - static_cast<int>(std::floor(std::log10(std::fabs(x)))));
+  std::string s = fixed(x, decimals);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
+}
+
+// Latencies keep three significant digits (1.50 s) so their precision is
+// visible, except whole numbers (20 ms) which are usually limits.
+std::string format_latency(double ns) {
+  if (std::isnan(ns)) return "n/a";
+  if (std::isinf(ns)) return ns > 0 ? "inf" : "-inf";
+  static constexpr std::array<std::pair<double, std::string_view>, 4> units{
+      {{1.0, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}}};
+  size_t u = 0;
+  while (u + 1 < units.size() && std::fabs(ns) >= units[u + 1].first) ++u;
+  double scaled = ns / units[u].first;
+  double r = round_significant(scaled);
+  // 999.6 us rounds to 1000 us, which reads better as 1.00 ms.
+  if (std::fabs(r) >= 1000 && u + 1 < units.size()) {
+    ++u;
+    scaled = ns / units[u].first;
+    r = round_significant(scaled);
+  }
+  std::string number;
+  if (scaled == std::floor(scaled)) {
+    number = fixed(scaled, 0);
+  } else {
+    double a = std::fabs(r);
+    number = fixed(scaled, a < 10 ? 2 : a < 100 ? 1 : 0);
+  }
+  return number + " " + std::string(units[u].second);
+}
+
+}  // namespace
+
+std::string_view comparator_symbol(Comparator c) {
+  switch (c) {
+    case Comparator::less: return "<";
+    case Comparator::less_equal: return "<=";
+    case Comparator::greater: return ">";
+    case Comparator::greater_equal: return ">=";
+    case Comparator::equal: return "==";
+    case Comparator::not_equal: return "!=";
+  }
+  return "?";
+}
+
+Threshold parse_threshold(std::string_view raw) {
+  const std::string_view text = trim(raw);
+  if (text.empty()) fail(text, "empty expression (expected e.g. call.p99<20ms or errors<0.1%)");
+
+  // Operator: the first run of operator characters.
+  size_t op_begin = 0;
+  while (op_begin < text.size() && !is_operator_char(text[op_begin])) ++op_begin;
+  if (op_begin == text.size())
+    fail(text, "no comparison operator (expected " + std::string(known_operators) + ")");
+  size_t op_end = op_begin;
+  while (op_end < text.size() && is_operator_char(text[op_end])) ++op_end;
+  const std::string_view op = text.substr(op_begin, op_end - op_begin);
+
+  Threshold t;
+  t.text = std::string(text);
+  if (op == "<") t.comparator = Comparator::less;
+  else if (op == "<=") t.comparator = Comparator::less_equal;
+  else if (op == ">") t.comparator = Comparator::greater;
+  else if (op == ">=") t.comparator = Comparator::greater_equal;
+  else if (op == "==") t.comparator = Comparator::equal;
+  else if (op == "!=") t.comparator = Comparator::not_equal;
+  else fail(text, "unknown operator " + quoted(op) + " (expected " + std::string(known_operators) + ")");
+
+  // Left side: a bare statistic, or SUBJECT "." STATISTIC. A whole-side match
+  // comes first because "p99.9" itself contains a dot.
+  const std::string_view left = trim(text.substr(0, op_begin));
+  if (left.empty()) fail(text, "expected a statistic before " + quoted(op) + ", got nothing");
+  std::string_view subject;
+  std::string_view stat_name = left;
+  const Statistic* stat = find_statistic(left);
+  if (!stat) {
+    size_t dot = left.find('.');
+    if (dot != std::string_view::npos) {
+      subject = left.substr(0, dot);
+      stat_name = left.substr(dot + 1);
+      stat = find_statistic(stat_name);
+    }
+  }
+  if (!stat)
+    fail(text, "unknown statistic " + quoted(stat_name) + " (expected " + std::string(known_statistics) +
+                   ")");
+  if (!subject.empty() || left.size() != stat_name.size()) {
+    if (subject.empty())
+      fail(text, "empty operation name before \".\" (expected e.g. call." + std::string(stat_name) + ")");
+    for (char c : subject)
+      if (!is_letter(c) && !is_digit(c) && c != '-' && c != '_')
+        fail(text, "invalid operation name " + quoted(subject) + " (expected letters, digits, '-' or '_')");
+  }
+  t.subject = std::string(subject);
+  t.statistic = std::string(stat->name);
+
+  if (stat->kind == Kind::latency && subject.empty())
+    fail(text, t.statistic + " needs an operation, e.g. \"call." + t.statistic +
+                   "\" (latency is measured per operation)");
+  if (stat->kind == Kind::run_count && !subject.empty())
+    fail(text, t.statistic + " counts the whole run and takes no operation, got " + quoted(subject));
+
+  // Right side: NUMBER [UNIT], whitespace allowed between them.
+  std::string_view right = trim(text.substr(op_end));
+  if (!right.empty() && right.front() == '-')
+    fail(text, "limit must not be negative, got " + quoted(right));
+  size_t n = 0;
+  while (n < right.size() && is_digit(right[n])) ++n;
+  if (n == 0)
+    fail(text, "expected a number after " + quoted(op) + ", got " +
+                   (right.empty() ? "nothing" : quoted(right)));
+  if (n < right.size() && right[n] == '.') {
+    ++n;
+    while (n < right.size() && is_digit(right[n])) ++n;
+  }
+  const std::string_view digits = right.substr(0, n);
+  std::string_view rest = right.substr(n);
+  while (!rest.empty() && is_space(rest.front())) rest.remove_prefix(1);
+  const std::string_view unit = rest.substr(0, unit_length(rest));
+  const std::string_view garbage = trim(rest.substr(unit.size()));
+  if (!garbage.empty())
+    fail(text, "unexpected trailing text " + quoted(garbage) + " after the limit " +
+                   quoted(right.substr(0, right.size() - rest.size() + unit.size())));
+
+  switch (stat->kind) {
+    case Kind::latency: {
+      if (unit == "%")
+        fail(text, t.statistic + " is a latency and takes a time unit (" + std::string(time_units) +
+                       "), not a percent \"%\"");
+      int exponent = time_unit_exponent(unit);
+      if (exponent < 0)
+        fail(text, "unknown unit " + quoted(unit) + " (expected " + std::string(time_units) + ")");
+      t.quantity = Quantity::latency_ns;
+      t.limit = scaled_decimal(text, digits, exponent);
+      break;
+    }
+    case Kind::rate:
+      if (unit == "%") {
+        t.quantity = Quantity::fraction;
+        t.limit = scaled_decimal(text, digits, -2);
+        if (t.limit > 1) fail(text, "a share cannot exceed 100%, got " + std::string(digits) + "%");
+      } else if (unit.empty()) {
+        t.quantity = Quantity::count;
+        t.limit = scaled_decimal(text, digits, 0);
+      } else {
+        fail(text, "unknown unit " + quoted(unit) + " for " + t.statistic +
+                       " (expected % for a share, or no unit for a count of requests)");
+      }
+      break;
+    case Kind::run_count:
+      if (!unit.empty())
+        fail(text, t.statistic + " is a count and takes no unit, got " + quoted(unit));
+      t.quantity = Quantity::count;
+      t.limit = scaled_decimal(text, digits, 0);
+      break;
+    case Kind::throughput:
+      if (!unit.empty() && unit != "/s")
+        fail(text, "unknown unit " + quoted(unit) + " for rps (expected \"/s\" or no unit)");
+      t.quantity = Quantity::per_second;
+      t.limit = scaled_decimal(text, digits, 0);
+      break;
+  }
+  return t;
+}
+
+bool holds(const Threshold& t, double actual) {
+  // A missing measurement must not pass a gate, not even `!=`.
+  if (std::isnan(actual)) return false;
+  switch (t.comparator) {
+    case Comparator::less: return actual < t.limit;
+    case Comparator::less_equal: return actual <= t.limit;
+    case Comparator::greater: return actual > t.limit;
+    case Comparator::greater_equal: return actual >= t.limit;
+    case Comparator::equal: return actual == t.limit;
+    case Comparator::not_equal: return actual != t.limit;
+  }
+  return false;
+}
+
+std::string format_quantity(Quantity q, double value) {
+  switch (q) {
+    case Quantity::latency_ns: return format_latency(value);
+    case Quantity::fraction: return std::isnan(value) ? "n/a" : compact(value * 100) + "%";
+    case Quantity::count: return compact(value);
+    case Quantity::per_second: return std::isnan(value) ? "n/a" : compact(value) + "/s";
+  }
+  return compact(value);
+}
+
+std::string describe(const Threshold& t, double actual, bool held) {
+  return t.text + ": " + format_quantity(t.quantity, actual) + " (limit " +
+         format_quantity(t.quantity, t.limit) + ") " + (held ? "held" : "BREACHED");
+}
+
+}  // namespace crh::loadgen

@@ -1,0 +1,49 @@
+// Pass/fail thresholds for `crh load`, written as in k6 (`call.p99<20ms`,
+// `errors<0.1%`, `violations==0`), so a load run can gate CI. Standard library
+// only: the CLI parses these before any networking code is involved.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace crh::loadgen {
+
+enum class Comparator { less, less_equal, greater, greater_equal, equal, not_equal };
+
+// The unit `Threshold::limit` and the measured value share.
+enum class Quantity {
+  latency_ns,  // nanoseconds
+  fraction,    // 0.001 for 0.1%
+  count,       // requests, violations, rounds
+  per_second,  // requests per second
+};
+
+struct Threshold {
+  std::string text;       // as the user wrote it (surrounding whitespace dropped), for messages
+  std::string subject;    // operation, or "" for the whole run
+  std::string statistic;  // canonical: "p50","p90","p95","p99","p99.9","max","mean","min",
+                          // "errors","indeterminate","violations","requests","rounds","rps"
+  Comparator comparator = Comparator::less;
+  double limit = 0;       // in the quantity's unit: ns, fraction, count, per second
+  Quantity quantity = Quantity::count;
+};
+
+// THRESHOLD := [SUBJECT "."] STATISTIC OP NUMBER [UNIT]. Throws
+// std::invalid_argument quoting `text` and saying what was expected.
+// Decimal limits are converted exactly (0.1% is the double nearest 0.001,
+// 0.1ms the double 100000), so a measurement equal to the limit compares equal.
+Threshold parse_threshold(std::string_view text);
+
+// `actual` is in the same unit as `t.limit`. A NaN (nothing measured) never holds.
+bool holds(const Threshold& t, double actual);
+
+// `call.p99<20ms: 31.2 ms (limit 20 ms) BREACHED`, `errors<0.1%: 0.02% (limit 0.1%) held`.
+std::string describe(const Threshold& t, double actual, bool held);
+
+// 31.2 ms, 812 us, 1.50 s, 20 ms, 0.02%, 12, 1520/s.
+std::string format_quantity(Quantity q, double value);
+
+// "<", "<=", ">", ">=", "==", "!=".
+std::string_view comparator_symbol(Comparator c);
+
+}  // namespace crh::loadgen

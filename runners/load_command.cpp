@@ -1,0 +1,311 @@
+// crh load: runs a load scenario (race, mixed, get) against a base URL, or
+// against the embedded reference service when none is given; prints the
+// summary, writes --json and --history, and exits 1 on a violation or a
+// breached threshold.
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <thread>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+
+#include "api_key.hpp"
+#include "commands.hpp"
+#include "contracts/profile.hpp"
+#include "core/curl.hpp"
+#include "core/output_file.hpp"
+#include "exit_codes.hpp"
+#include "loadgen/engine.hpp"
+#include "loadgen/result.hpp"
+#include "loadgen/setup.hpp"
+#include "reference/server.hpp"
+#include "reports/load_terminal.hpp"
+
+namespace crh::runners {
+namespace {
+
+struct LoadOptions {
+  std::string base_url;
+  std::string channel = "1";
+  std::string scenario = "race";
+  int connections = 0;
+  std::string rate;
+  int threads = 1;
+  double duration_s = 10;
+  double warmup_s = 0;
+  int callers = 8;
+  std::string path = "/api/v1/local-agents";
+  std::string mix;
+  std::vector<std::string> thresholds;
+  std::uint64_t seed = 1;
+  std::string json_file;
+  std::string history_file;
+  long timeout_ms = 5000;
+  int tag_minutes = 60;
+  long minute_ms = 60'000;
+  int aliases = 0;
+  std::string profile_file;
+  std::string api_key_file;
+  bool verbose = false;
+  bool quiet = false;
+};
+
+constexpr std::string_view kDefaultMix =
+    "list-agents=10,get-agent=20,snooze=5,wake=5,db-get=20,db-set=10,list-aliases=15,tag=10,call=5";
+
+std::vector<loadgen::MixEntry> parse_mix(std::string_view text) {
+  std::vector<loadgen::MixEntry> out;
+  while (!text.empty()) {
+    auto comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw std::invalid_argument("--mix: \"" + std::string(item) + "\" is not op=weight");
+    auto op = loadgen::op_kind_by_name(item.substr(0, eq));
+    if (!op || *op == loadgen::OpKind::get || *op == loadgen::OpKind::untag || *op == loadgen::OpKind::recall)
+      throw std::invalid_argument("--mix: unknown operation \"" + std::string(item.substr(0, eq)) +
+                                  "\" (expected list-agents, get-agent, snooze, wake, db-get, db-set, "
+                                  "list-aliases, tag (each tag is then deleted) or call)");
+    const std::string weight(item.substr(eq + 1));
+    std::size_t used = 0;
+    double w = -1;
+    try {
+      w = std::stod(weight, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != weight.size() || w < 0)
+      throw std::invalid_argument("--mix: weight of " + std::string(item.substr(0, eq)) + " must be a number >= 0, got \"" +
+                                  weight + "\"");
+    out.push_back({*op, w});
+  }
+  return out;
+}
+
+double parse_rate(std::string text) {
+  if (text.ends_with("/s")) text.resize(text.size() - 2);
+  std::size_t used = 0;
+  double r = 0;
+  try {
+    r = std::stod(text, &used);
+  } catch (const std::exception&) {
+  }
+  if (used != text.size() || r <= 0) throw std::invalid_argument("--rate: expected requests per second such as 500 or 500/s");
+  return r;
+}
+
+std::atomic<bool>* g_stop = nullptr;
+extern "C" void on_interrupt(int) {
+  if (g_stop) g_stop->store(true);
+}
+
+int run_load_command(const LoadOptions& o) {
+  loadgen::LoadConfig config;
+  std::vector<loadgen::Threshold> thresholds;
+  try {
+    if (o.scenario == "race") config.scenario = loadgen::Scenario::race;
+    else if (o.scenario == "mixed") config.scenario = loadgen::Scenario::mixed;
+    else if (o.scenario == "get") config.scenario = loadgen::Scenario::get;
+    else throw std::invalid_argument("--scenario: expected race, mixed or get, got \"" + o.scenario + "\"");
+    if (!o.rate.empty()) {
+      if (config.scenario == loadgen::Scenario::race)
+        throw std::invalid_argument("--rate: the race is paced by its rounds; use --connections for rounds in flight");
+      config.rate = parse_rate(o.rate);
+    }
+    config.mix = parse_mix(o.mix.empty() ? kDefaultMix : std::string_view(o.mix));
+    thresholds = loadgen::parse_thresholds(o.thresholds);
+    if (!o.profile_file.empty()) {
+      auto profile = contracts::load_profile(o.profile_file);
+      config.target.encoding = profile.encoding;
+      config.target.call_hook = profile.call_hook;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "crh load: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  config.connections = o.connections;
+  config.threads = o.threads;
+  config.duration = std::chrono::milliseconds(static_cast<long>(o.duration_s * 1000));
+  config.warmup = std::chrono::milliseconds(static_cast<long>(o.warmup_s * 1000));
+  config.callers = o.callers;
+  config.path = o.path.starts_with('/') ? o.path : "/" + o.path;
+  config.seed = o.seed;
+  config.history_file = o.history_file;
+  config.timeout = std::chrono::milliseconds(o.timeout_ms);
+  config.tag_minutes = o.tag_minutes;
+  config.target.channel = o.channel;
+  config.target.minute = std::chrono::milliseconds(o.minute_ms);
+
+  std::unique_ptr<reference::Server> embedded;
+  if (o.base_url.empty()) {
+    reference::ServerConfig server;
+    server.service.api_key = random_api_key();
+    server.service.minute = config.target.minute;
+    // Enough aliases for every round in flight, and the LRU choice still free.
+    const int aliases = o.aliases > 0 ? o.aliases : std::max(16, 2 * std::max(8, o.connections));
+    server.fixtures = reference::default_fixtures(2, aliases);
+    config.target.api_key = server.service.api_key;
+    embedded = std::make_unique<reference::Server>(std::move(server));
+    try {
+      embedded->start();
+    } catch (const std::exception& e) {
+      std::cerr << "crh load: cannot start the embedded reference service: " << e.what() << "\n";
+      return kExitUnreachable;
+    }
+    std::string why;
+    config.target.base = *core::parse_base_url(embedded->base_url(), why);
+  } else {
+    std::string why;
+    auto base = core::parse_base_url(o.base_url, why);
+    if (!base) {
+      std::cerr << "crh load: --base-url: " << why << "\n";
+      return kExitUsage;
+    }
+    config.target.base = *base;
+    try {
+      auto key = configured_api_key(o.api_key_file);
+      if (!key) {
+        std::cerr << "crh load: no API key: set CRH_API_KEY or pass --api-key-file FILE "
+                     "(never the key itself as a flag: flag values show in ps)\n";
+        return kExitUsage;
+      }
+      config.target.api_key = *key;
+    } catch (const std::exception& e) {
+      std::cerr << "crh load: " << e.what() << "\n";
+      return kExitUsage;
+    }
+  }
+
+  loadgen::FoundState found;
+  loadgen::Discovery discovery;
+  try {
+    discovery = loadgen::discover(config, found);
+  } catch (const loadgen::SetupError& e) {
+    std::cerr << "crh load: " << core::redact(e.what(), config.target.api_key) << "\n";
+    return kExitUnreachable;
+  }
+
+  const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  if (!o.quiet)
+    std::cout << "crh load: " << o.scenario << " on " << config.target.base.to_string()
+              << (embedded ? " (embedded reference service)" : "") << ", channel " << config.target.channel << ", "
+              << o.duration_s << " s" << (o.warmup_s > 0 ? " after " + std::to_string(o.warmup_s).substr(0, 4) + " s warm-up" : "")
+              << "\n"
+              << std::flush;
+
+  loadgen::Progress progress;
+  g_stop = &progress.stop;
+  auto previous_int = std::signal(SIGINT, on_interrupt);
+  auto previous_term = std::signal(SIGTERM, on_interrupt);
+  std::atomic<bool> done{false};
+  std::thread ticker;
+  if (tty && !o.quiet)
+    ticker = std::thread([&] {
+      const auto start = std::chrono::steady_clock::now();
+      while (!done.load()) {
+        const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        char line[160];
+        std::snprintf(line, sizeof line, "\r\x1b[2K[%5.1f s%s] %llu requests, %llu errors, %llu rounds, %llu violations",
+                      t, progress.measuring ? "" : " warm-up", static_cast<unsigned long long>(progress.requests.load()),
+                      static_cast<unsigned long long>(progress.errors.load()),
+                      static_cast<unsigned long long>(progress.rounds.load()),
+                      static_cast<unsigned long long>(progress.violations.load()));
+        std::cout << line << std::flush;
+        for (int i = 0; i < 5 && !done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      std::cout << "\r\x1b[2K" << std::flush;
+    });
+
+  loadgen::RunInfo info;
+  info.started = std::chrono::system_clock::now();
+  info.embedded = embedded != nullptr;
+  loadgen::LoadResult result;
+  int exit_code = kExitOk;
+  std::string failure;
+  try {
+    result = loadgen::run_load(config, discovery, progress);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  done = true;
+  if (ticker.joinable()) ticker.join();
+  std::signal(SIGINT, previous_int);
+  std::signal(SIGTERM, previous_term);
+  g_stop = nullptr;
+  info.restore_problems = loadgen::restore(config, found);
+  if (embedded) embedded->stop();
+  if (!failure.empty()) {
+    std::cerr << "crh load: " << core::redact(failure, config.target.api_key) << "\n";
+    return failure.find("history") != std::string::npos ? kExitUsage : kExitUnreachable;
+  }
+
+  const auto verdicts = loadgen::evaluate(thresholds, result);
+  exit_code = loadgen::exit_code_of(result, verdicts);
+  const boost::json::value doc = loadgen::result_document(config, result, verdicts, info);
+  try {
+    if (!o.json_file.empty())
+      core::write_file_atomically(o.json_file, core::redact(boost::json::serialize(doc), config.target.api_key) + "\n");
+  } catch (const std::exception& e) {
+    std::cerr << "crh load: " << e.what() << "\n";
+    exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
+  }
+  std::cout << core::redact(reports::load_summary(doc, {.color = tty, .verbose = o.verbose, .quiet = o.quiet}),
+                            config.target.api_key);
+  return exit_code;
+}
+
+}  // namespace
+
+Command add_load_command(CLI::App& app) {
+  auto o = std::make_shared<LoadOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "load", "Run a load scenario against a Call-Routing Service (with no --base-url: the embedded reference service)");
+  sub->add_option("--base-url", o->base_url, "the target, e.g. http://127.0.0.1:8080 (key from CRH_API_KEY)");
+  sub->add_option("--channel", o->channel, "the channel whose aliases are tagged and called")->capture_default_str();
+  sub->add_option("--scenario", o->scenario,
+                  "race: callers race for freshly tagged aliases; mixed: every endpoint, weighted; get: one path, as wrk")
+      ->capture_default_str();
+  sub->add_option("--connections", o->connections,
+                  "connections (get, mixed) or rounds in flight (race; each uses --callers + 1 connections)")
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--rate", o->rate, "open loop: requests per second over all connections (e.g. 2000 or 2000/s)");
+  sub->add_option("--threads", o->threads, "generator threads, each with its own event loop")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  sub->add_option("--duration", o->duration_s, "seconds measured")->capture_default_str()->check(CLI::Range(0.1, 86400.0));
+  sub->add_option("--warmup", o->warmup_s, "seconds run before measuring, not counted")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  sub->add_option("--callers", o->callers, "race: callers per round, distinct numbers")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000));
+  sub->add_option("--path", o->path, "get: the path requested, under the base URL")->capture_default_str();
+  sub->add_option("--mix", o->mix, "mixed: op=weight,... (default " + std::string(kDefaultMix) + ")");
+  sub->add_option("--threshold", o->thresholds,
+                  "a limit in the k6 manner, e.g. 'call.p99<20ms', 'errors<0.1%', 'violations==0' (repeatable)");
+  sub->add_option("--seed", o->seed, "seed of the mixed scenario's operation sequence")->capture_default_str();
+  sub->add_option("--json", o->json_file, "write the result document here");
+  sub->add_option("--history", o->history_file, "write every operation here as JSON lines");
+  sub->add_option("--timeout", o->timeout_ms, "deadline of one request in ms")
+      ->capture_default_str()
+      ->check(CLI::Range(10L, 600'000L));
+  sub->add_option("--tag-minutes", o->tag_minutes, "race and mixed: the minutes asked for each tag")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1440));
+  sub->add_option("--minute-ms", o->minute_ms, "length of one tag minute on the target in ms (the embedded service is started with it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1L, 3'600'000L));
+  sub->add_option("--aliases", o->aliases, "embedded service: aliases per channel (default: enough for the rounds in flight)")
+      ->check(CLI::Range(1, 100000));
+  sub->add_option("--profile", o->profile_file, "profile JSON: parameter encoding and call hook")->check(CLI::ExistingFile);
+  sub->add_option("--api-key-file", o->api_key_file, "file holding the API key (else CRH_API_KEY)")->check(CLI::ExistingFile);
+  auto* verbose = sub->add_flag("--verbose", o->verbose, "list every violation");
+  sub->add_flag("--quiet", o->quiet, "print only the race, thresholds and verdict")->excludes(verbose);
+  return {sub, [o] { return run_load_command(*o); }};
+}
+
+}  // namespace crh::runners
