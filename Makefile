@@ -34,7 +34,11 @@ sanitize: deps
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS)
 
+# Micro-benchmarks (Release build in $(BUILD)-bench), then crh serve vs nginx.
 bench: build
+	cmake -S . -B $(BUILD)-bench -G Ninja -DCRH_BUILD_BENCH=ON -DCRH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD)-bench --target crh_micro_bench -j $(JOBS)
+	$(BUILD)-bench/bench/micro/crh_micro_bench
 	@bench/serve_vs_nginx.sh $(BUILD)/crh
 
 clean:

@@ -107,15 +107,17 @@ std::vector<Violation> Checker::add(const Round& round) {
   // The same alias given to two tags at once.
   auto& kept = epochs_[round.tag.alias];
   for (const auto& e : kept) {
-    const bool new_inside_old = round.tag.invoke_ns >= e.certain_begin && round.tag.complete_ns <= e.certain_end;
-    const bool old_inside_new = e.tag.invoke_ns >= begin && e.tag.complete_ns <= end;
-    if (!new_inside_old && !old_inside_new) continue;
+    // Both tags certainly held the alias at some common instant.
+    if (std::max(e.certain_begin, begin) >= std::min(e.certain_end, end)) continue;
+    const bool kept_first = e.tag.complete_ns <= round.tag.complete_ns;
+    const std::uint64_t first = kept_first ? e.round : round.id, second = kept_first ? round.id : e.round;
     std::vector<Op> proof = {e.tag, round.tag};
     if (e.untag) proof.push_back(*e.untag);
     if (round.untag) proof.push_back(*round.untag);
     violation(ViolationKind::alias_tagged_twice,
-              "alias " + round.tag.alias + " was returned by tag in round " + std::to_string(round.id) +
-                  " while the tag of round " + std::to_string(e.round) + " still held it",
+              "alias " + round.tag.alias + " was returned by the tag of round " + std::to_string(second) +
+                  " while the tag of round " + std::to_string(first) +
+                  " still held it (both answered before either was deleted or expired)",
               std::move(proof));
   }
   kept.push_back({round.id, round.tag, round.untag, begin, end});

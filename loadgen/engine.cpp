@@ -243,12 +243,14 @@ bool is_error(OpKind op, const Answer& a) {
   return !expected_refusal(op, a.status);
 }
 
-// Counts one operation if it was due inside the measured window.
-void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock::time_point sent) {
+// Counts one operation if `counted_at` is inside the measured window: its due
+// time, or for the race the start of its round, so a round counts whole.
+void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock::time_point sent,
+            Clock::time_point counted_at) {
   const bool error = is_error(op, a);
   w.requests.fetch_add(1, std::memory_order_relaxed);
   if (error) w.errors.fetch_add(1, std::memory_order_relaxed);
-  if (due < w.run.measure_from || due >= w.run.measure_until) return;
+  if (counted_at < w.run.measure_from || counted_at >= w.run.measure_until) return;
   OpStats& s = w.stats.ops[static_cast<std::size_t>(op)];
   const std::int64_t latency = std::chrono::duration_cast<std::chrono::nanoseconds>(a.done - due).count();
   s.latency[static_cast<std::size_t>(outcome_of(a))].record(latency);
@@ -258,7 +260,8 @@ void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock:
   s.errors += error;
   s.refusals += expected_refusal(op, a.status);
   s.throttled += a.status == 429;
-  Second& sec = w.stats.second(std::chrono::duration_cast<std::chrono::nanoseconds>(due - w.run.measure_from).count());
+  Second& sec =
+      w.stats.second(std::chrono::duration_cast<std::chrono::nanoseconds>(counted_at - w.run.measure_from).count());
   ++sec.requests;
   sec.errors += error;
   sec.latency.record(latency);
@@ -411,14 +414,15 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
     }
     Clock::time_point sent = Clock::now();
     Answer a = co_await exchange(w, c, p->bytes, p->keep_body, sent);
-    record(w, p->op, a, due, sent);
+    record(w, p->op, a, due, sent, due);
+    if (due >= run.measure_from) ++w.stats.scheduled;
     w.log(make_op(run, 0, p->op, "", "", sent, a));
     if (p->op == OpKind::tag && outcome_of(a) == Outcome::ok) {
       if (auto alias = alias_id(a.body)) {
         untag_bytes = bytes_for(run, request_for(run.config, OpKind::untag, *alias));
         Clock::time_point untag_sent = Clock::now();
         Answer u = co_await exchange(w, untagger, untag_bytes, false, untag_sent);
-        record(w, OpKind::untag, u, untag_sent, untag_sent);
+        record(w, OpKind::untag, u, untag_sent, untag_sent, due);
         w.log(make_op(run, 0, OpKind::untag, *alias, "", untag_sent, u));
       }
     }
@@ -500,7 +504,7 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
   while (!run.over()) {
     Clock::time_point tag_sent;
     Answer tag = co_await exchange(w, control, tag_bytes, true, tag_sent);
-    record(w, OpKind::tag, tag, tag_sent, tag_sent);
+    record(w, OpKind::tag, tag, tag_sent, tag_sent, tag_sent);
     if (tag.status == 409) {  // every alias tagged: wait for a round to end
       ++w.stats.race.tag_busy;
       co_await sleep_for(control, std::chrono::milliseconds(2));
@@ -531,26 +535,26 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
       Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
       for (std::size_t i = 0; i < answers.size(); ++i) {
         if (!attempted[i]) {
-          record(w, kind, answers[i], answers[i].done, answers[i].done);
+          record(w, kind, answers[i], answers[i].done, answers[i].done, tag_sent);
           continue;
         }
         first = std::min(first, sent[i]);
         last = std::max(last, sent[i]);
-        record(w, kind, answers[i], sent[i], sent[i]);
+        record(w, kind, answers[i], sent[i], sent[i], tag_sent);
         round.calls.push_back(make_op(run, round.id, kind, *alias, numbers[i], sent[i], answers[i]));
         if (kind == OpKind::call && outcome_of(answers[i]) == Outcome::ok) ++winners;
       }
-      if (kind == OpKind::call && last >= first && sent.front() >= run.measure_from)
+      if (kind == OpKind::call && last >= first && tag_sent >= run.measure_from && tag_sent < run.measure_until)
         w.stats.race.skew.record(std::chrono::duration_cast<std::chrono::nanoseconds>(last - first).count());
     }
 
     Clock::time_point untag_sent;
     const std::string untag_bytes = bytes_for(run, request_for(cfg, OpKind::untag, *alias));
     Answer untag = co_await exchange(w, control, untag_bytes, false, untag_sent);
-    record(w, OpKind::untag, untag, untag_sent, untag_sent);
+    record(w, OpKind::untag, untag, untag_sent, untag_sent, tag_sent);
     round.untag = make_op(run, round.id, OpKind::untag, *alias, "", untag_sent, untag);
 
-    if (tag_sent >= run.measure_from) {
+    if (tag_sent >= run.measure_from && tag_sent < run.measure_until) {
       auto& race = w.stats.race;
       ++race.rounds;
       if (race.winners.size() <= winners) race.winners.resize(winners + 1);
@@ -702,7 +706,9 @@ LoadResult run_load(const LoadConfig& config, const Discovery& discovery, Progre
   result.wall_s = std::max(0.0, std::chrono::duration<double>(measured_end - run.measure_from).count());
   std::uint64_t completed = 0;
   for (const auto& s : result.stats.ops) completed += s.count();
-  result.achieved_rate = result.wall_s > 0 ? static_cast<double>(completed) / result.wall_s : 0;
+  // Open loop: the rate of the schedule's own requests, comparable with the asked rate.
+  const auto achieved = open_loop ? result.stats.scheduled : completed;
+  result.achieved_rate = result.wall_s > 0 ? static_cast<double>(achieved) / result.wall_s : 0;
   result.intended_rate = open_loop ? config.rate : 0;
   const double run_s = std::chrono::duration<double>(ended - run.start).count();
   result.generator_cpu = run_s > 0 ? static_cast<double>(busiest_cpu) / 1e9 / run_s : 0;
@@ -713,7 +719,7 @@ LoadResult run_load(const LoadConfig& config, const Discovery& discovery, Progre
     result.invalid.push_back("a generator thread was busy " + std::to_string(static_cast<int>(result.generator_cpu * 100)) +
                              "% of the time: the figures may measure the generator; add --threads or lower the load");
   if (open_loop && completed > 0) {
-    const double late_share = static_cast<double>(result.stats.late) / static_cast<double>(completed);
+    const double late_share = static_cast<double>(result.stats.late) / static_cast<double>(std::max<std::uint64_t>(1, achieved));
     if (result.achieved_rate < 0.95 * config.rate && late_share > 0.05)
       result.invalid.push_back("behind schedule: " + std::to_string(static_cast<int>(late_share * 100)) +
                                "% of requests were sent more than one interval late while the rate reached " +

@@ -48,6 +48,7 @@ void Stats::merge(const Stats& other) {
     seconds[i].latency.merge(other.seconds[i].latency);
   }
   race.merge(other.race);
+  scheduled += other.scheduled;
   late += other.late;
   lag.merge(other.lag);
   cpu_ns += other.cpu_ns;

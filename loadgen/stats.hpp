@@ -53,6 +53,7 @@ struct Stats {
   std::array<OpStats, kOpKinds> ops;
   std::vector<Second> seconds;  // index: whole seconds since measuring began
   RaceStats race;
+  std::uint64_t scheduled = 0;  // open loop: scheduled requests answered (their follow-ups, e.g. an untag, aside)
   std::uint64_t late = 0;       // open loop: requests sent more than one interval after they were due
   core::Histogram lag;          // open loop: how late requests were sent
   std::int64_t cpu_ns = 0;      // CPU time of the generator thread while measuring

@@ -1,0 +1,412 @@
+// The load path's HTTP/1.1 bytes: the serialized request and the incremental
+// response reader, fed whole, byte by byte, pipelined and broken.
+#include "loadgen/wire.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+namespace crh::loadgen {
+namespace {
+
+using State = ResponseReader::State;
+
+core::BaseUrl base(std::string port = "8080", std::string prefix = "") {
+  core::BaseUrl b;
+  b.host = "127.0.0.1";
+  b.port = std::move(port);
+  b.path_prefix = std::move(prefix);
+  return b;
+}
+
+core::HttpRequest request(std::string method, std::string target, std::string body = {}) {
+  core::HttpRequest r;
+  r.method = std::move(method);
+  r.target = std::move(target);
+  r.body = std::move(body);
+  return r;
+}
+
+// Feeds `bytes` in one piece and checks that all of it was consumed.
+void feed_all(ResponseReader& reader, std::string_view bytes) {
+  EXPECT_EQ(reader.feed(bytes), bytes.size());
+}
+
+// Feeds `bytes` one at a time; returns how many were consumed.
+std::size_t feed_bytewise(ResponseReader& reader, std::string_view bytes) {
+  std::size_t used = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) used += reader.feed(bytes.substr(i, 1));
+  return used;
+}
+
+bool has_line(const std::string& text, std::string_view line) {
+  return text.find("\r\n" + std::string(line) + "\r\n") != std::string::npos;
+}
+
+// ---------------------------------------------------------------- serialize_request
+
+TEST(Wire, SerializesAGetWithThePathPrefix) {
+  auto bytes = serialize_request(request("GET", "/channels/5/aliases?x=1"), base("8080", "/api"), "");
+  EXPECT_EQ(bytes.rfind("GET /api/channels/5/aliases?x=1 HTTP/1.1\r\n", 0), 0u) << bytes;
+  EXPECT_TRUE(has_line(bytes, "Host: 127.0.0.1:8080")) << bytes;
+  EXPECT_EQ(bytes.find("Apikey"), std::string::npos) << bytes;
+  EXPECT_EQ(bytes.find("Content-Length"), std::string::npos) << bytes;
+  EXPECT_EQ(bytes.find("Connection"), std::string::npos) << bytes;
+  ASSERT_GE(bytes.size(), 4u);
+  EXPECT_EQ(bytes.substr(bytes.size() - 4), "\r\n\r\n") << bytes;
+}
+
+TEST(Wire, SerializesAnEmptyTargetAsTheRoot) {
+  auto bytes = serialize_request(request("GET", ""), base("80", "/p"), "");
+  EXPECT_EQ(bytes.rfind("GET /p/ HTTP/1.1\r\n", 0), 0u) << bytes;
+  EXPECT_TRUE(has_line(bytes, "Host: 127.0.0.1")) << bytes;
+}
+
+TEST(Wire, SerializesTheApikeyOnlyWhenGiven) {
+  auto with = serialize_request(request("GET", "/x"), base(), "s3cret");
+  EXPECT_TRUE(has_line(with, "Apikey: s3cret")) << with;
+  auto without = serialize_request(request("GET", "/x"), base(), "");
+  EXPECT_EQ(without.find("Apikey"), std::string::npos) << without;
+}
+
+TEST(Wire, SerializesAPostWithABody) {
+  auto r = request("POST", "/channels/1/alias-numbers/2/tag", R"({"minutes":5})");
+  r.headers.push_back({"Content-Type", "application/json"});
+  auto bytes = serialize_request(r, base(), "k");
+  EXPECT_EQ(bytes.rfind("POST /channels/1/alias-numbers/2/tag HTTP/1.1\r\n", 0), 0u) << bytes;
+  EXPECT_TRUE(has_line(bytes, "Content-Type: application/json")) << bytes;
+  EXPECT_TRUE(has_line(bytes, "Content-Length: 13")) << bytes;
+  EXPECT_EQ(bytes.substr(bytes.size() - 17), "\r\n\r\n{\"minutes\":5}") << bytes;
+}
+
+TEST(Wire, SerializesAPostWithoutABodyWithContentLengthZero) {
+  auto bytes = serialize_request(request("POST", "/x"), base(), "");
+  EXPECT_TRUE(has_line(bytes, "Content-Length: 0")) << bytes;
+  EXPECT_EQ(bytes.substr(bytes.size() - 4), "\r\n\r\n") << bytes;
+  auto del = serialize_request(request("DELETE", "/x"), base(), "");
+  EXPECT_EQ(del.find("Content-Length"), std::string::npos) << del;
+}
+
+// ---------------------------------------------------------------- ResponseReader: framing
+
+constexpr std::string_view kSimple = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello";
+
+TEST(Wire, ReadsAContentLengthAnswerInOneFeed) {
+  ResponseReader reader;
+  reader.reset(true);
+  feed_all(reader, kSimple);
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 200u);
+  EXPECT_EQ(reader.body(), "hello");
+  EXPECT_EQ(reader.body_size(), 5u);
+  EXPECT_TRUE(reader.keep_alive());
+  EXPECT_FALSE(reader.retry_after());
+}
+
+TEST(Wire, ReadsAContentLengthAnswerByteByByte) {
+  ResponseReader reader;
+  reader.reset(true);
+  for (std::size_t i = 0; i + 1 < kSimple.size(); ++i) {
+    EXPECT_EQ(reader.feed(kSimple.substr(i, 1)), 1u) << "at byte " << i;
+    ASSERT_EQ(reader.state(), State::need_more) << "at byte " << i << ": " << reader.error();
+  }
+  EXPECT_EQ(reader.feed(kSimple.substr(kSimple.size() - 1)), 1u);
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 200u);
+  EXPECT_EQ(reader.body(), "hello");
+}
+
+constexpr std::string_view kChunked =
+    "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n"
+    "5;name=value\r\nhello\r\n"
+    "6 ; x\r\n world\r\n"
+    "0;last\r\nX-Checksum: abc\r\nX-Other: d\r\n\r\n";
+
+TEST(Wire, ReadsChunkedWithExtensionsAndTrailers) {
+  ResponseReader reader;
+  reader.reset(true);
+  feed_all(reader, kChunked);
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 201u);
+  EXPECT_EQ(reader.body(), "hello world");
+  EXPECT_EQ(reader.body_size(), 11u);
+  EXPECT_TRUE(reader.keep_alive());
+}
+
+TEST(Wire, ReadsChunkedByteByByte) {
+  ResponseReader reader;
+  reader.reset(true);
+  EXPECT_EQ(feed_bytewise(reader, kChunked), kChunked.size());
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.body(), "hello world");
+}
+
+TEST(Wire, ReadsACloseDelimitedBodyUntilEof) {
+  ResponseReader reader;
+  reader.reset(true);
+  feed_all(reader, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nsome ");
+  feed_all(reader, "bytes");
+  EXPECT_EQ(reader.state(), State::need_more);
+  EXPECT_FALSE(reader.keep_alive());
+  reader.eof();
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.body(), "some bytes");
+  EXPECT_FALSE(reader.keep_alive());
+}
+
+TEST(Wire, Reads204WithoutABody) {
+  ResponseReader reader;
+  reader.reset(true);
+  feed_all(reader, "HTTP/1.1 204 No Content\r\nServer: x\r\n\r\n");
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 204u);
+  EXPECT_EQ(reader.body_size(), 0u);
+  EXPECT_TRUE(reader.keep_alive());
+}
+
+TEST(Wire, SkipsAnInterim100Continue) {
+  const std::string bytes = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+  ResponseReader reader;
+  reader.reset(true);
+  feed_all(reader, bytes);
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 200u);
+  EXPECT_EQ(reader.body(), "ok");
+
+  reader.reset(true);
+  EXPECT_EQ(feed_bytewise(reader, bytes), bytes.size());
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 200u);
+  EXPECT_EQ(reader.body(), "ok");
+}
+
+TEST(Wire, LeavesAPipelinedSecondResponseUnconsumed) {
+  const std::string first = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none";
+  const std::string second = "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\ntwo";
+  const std::string both = first + second;
+  ResponseReader reader;
+  reader.reset(true);
+  EXPECT_EQ(reader.feed(both), first.size());
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 200u);
+  EXPECT_EQ(reader.body(), "one");
+  // Feeding more to a finished reader consumes nothing.
+  EXPECT_EQ(reader.feed(std::string_view(both).substr(first.size())), 0u);
+
+  reader.reset(true);
+  EXPECT_EQ(reader.feed(std::string_view(both).substr(first.size())), second.size());
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 404u);
+  EXPECT_EQ(reader.body(), "two");
+}
+
+TEST(Wire, LeavesAResponseAfterAChunkedOneUnconsumed) {
+  const std::string second = "HTTP/1.1 204 No Content\r\n\r\n";
+  const std::string both = std::string(kChunked) + second;
+  ResponseReader reader;
+  reader.reset(true);
+  EXPECT_EQ(reader.feed(both), kChunked.size());
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.body(), "hello world");
+}
+
+TEST(Wire, LeavesAResponseAfterA204Unconsumed) {
+  const std::string first = "HTTP/1.1 204 No Content\r\n\r\n";
+  const std::string both = first + std::string(kSimple);
+  ResponseReader reader;
+  reader.reset(false);
+  EXPECT_EQ(reader.feed(both), first.size());
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 204u);
+}
+
+// ---------------------------------------------------------------- ResponseReader: headers
+
+TEST(Wire, ConnectionCloseEndsKeepAlive) {
+  ResponseReader reader;
+  reader.reset(false);
+  feed_all(reader, "HTTP/1.1 200 OK\r\nconnection: Close\r\nContent-Length: 0\r\n\r\n");
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_FALSE(reader.keep_alive());
+}
+
+TEST(Wire, Http10IsNotKeptAlive) {
+  ResponseReader reader;
+  reader.reset(false);
+  feed_all(reader, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 200u);
+  EXPECT_FALSE(reader.keep_alive());
+}
+
+TEST(Wire, ParsesRetryAfterSeconds) {
+  ResponseReader reader;
+  reader.reset(false);
+  feed_all(reader, "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 120\r\nContent-Length: 0\r\n\r\n");
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 429u);
+  ASSERT_TRUE(reader.retry_after());
+  EXPECT_DOUBLE_EQ(*reader.retry_after(), 120.0);
+}
+
+TEST(Wire, IgnoresRetryAfterDates) {
+  ResponseReader reader;
+  reader.reset(false);
+  feed_all(reader,
+           "HTTP/1.1 503 Service Unavailable\r\nRetry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\nContent-Length: 0\r\n\r\n");
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 503u);
+  EXPECT_FALSE(reader.retry_after());
+}
+
+TEST(Wire, KeepsTheBodyOnlyWhenAsked) {
+  ResponseReader reader;
+  reader.reset(false);
+  feed_all(reader, kSimple);
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.body(), "");
+  EXPECT_EQ(reader.body_size(), 5u);
+
+  reader.reset(false);
+  feed_all(reader, kChunked);
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.body(), "");
+  EXPECT_EQ(reader.body_size(), 11u);
+}
+
+// ---------------------------------------------------------------- ResponseReader: errors
+
+void expect_error(std::string_view bytes, ReaderLimits limits = {}) {
+  ResponseReader reader(limits);
+  reader.reset(true);
+  reader.feed(bytes);
+  EXPECT_EQ(reader.state(), State::error) << "for: " << bytes;
+  EXPECT_FALSE(reader.error().empty()) << "for: " << bytes;
+  EXPECT_FALSE(reader.keep_alive()) << "for: " << bytes;
+}
+
+TEST(Wire, RejectsAGarbageStatusLine) {
+  expect_error("garbage\r\n\r\n");
+  expect_error("SMTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+  expect_error("HTTP/2 200 OK\r\nContent-Length: 0\r\n\r\n");
+  expect_error("HTTP/1.1 200OK\r\nContent-Length: 0\r\n\r\n");
+}
+
+TEST(Wire, RejectsANonNumericStatusCode) {
+  expect_error("HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n");
+  expect_error("HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n");
+}
+
+TEST(Wire, RejectsConflictingContentLengths) {
+  expect_error("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!");
+  expect_error("HTTP/1.1 200 OK\r\nContent-Length: five\r\n\r\nhello");
+  // The same length twice is no conflict.
+  ResponseReader reader;
+  reader.reset(true);
+  feed_all(reader, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_EQ(reader.state(), State::done) << reader.error();
+}
+
+TEST(Wire, RejectsABadChunkSize) {
+  expect_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n");
+  expect_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\nhello\r\n0\r\n\r\n");
+  expect_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloX\r\n0\r\n\r\n");
+}
+
+TEST(Wire, RejectsAHeaderBlockBeyondTheLimit) {
+  const ReaderLimits small{64, 1024};
+  // Never terminated: the limit is hit while still waiting for the end.
+  expect_error("HTTP/1.1 200 OK\r\nX-Long: " + std::string(100, 'a'), small);
+  // Terminated in the same feed, but longer than the limit.
+  expect_error("HTTP/1.1 200 OK\r\nX-Long: " + std::string(100, 'a') + "\r\nContent-Length: 0\r\n\r\n", small);
+  // Byte by byte.
+  ResponseReader reader(small);
+  reader.reset(false);
+  feed_bytewise(reader, "HTTP/1.1 200 OK\r\nX-Long: " + std::string(100, 'a') + "\r\n\r\n");
+  EXPECT_EQ(reader.state(), State::error);
+  EXPECT_FALSE(reader.error().empty());
+}
+
+TEST(Wire, RejectsABodyBeyondTheLimit) {
+  const ReaderLimits small{1024, 10};
+  expect_error("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n0123456789a", small);
+  expect_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n01234567\r\n8\r\n01234567\r\n0\r\n\r\n",
+               small);
+  expect_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n", small);
+  expect_error("HTTP/1.1 200 OK\r\n\r\n0123456789a", small);
+  // Exactly at the limit is fine.
+  ResponseReader reader(small);
+  reader.reset(true);
+  feed_all(reader, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789");
+  EXPECT_EQ(reader.state(), State::done) << reader.error();
+}
+
+TEST(Wire, EofInTheHeadIsAnError) {
+  ResponseReader reader;
+  reader.reset(true);
+  feed_all(reader, "HTTP/1.1 200 OK\r\nContent-Le");
+  EXPECT_EQ(reader.state(), State::need_more);
+  reader.eof();
+  EXPECT_EQ(reader.state(), State::error);
+  EXPECT_FALSE(reader.error().empty());
+
+  reader.reset(true);
+  reader.eof();
+  EXPECT_EQ(reader.state(), State::error);
+  EXPECT_FALSE(reader.error().empty());
+}
+
+TEST(Wire, EofInAContentLengthBodyIsAnError) {
+  ResponseReader reader;
+  reader.reset(true);
+  feed_all(reader, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc");
+  EXPECT_EQ(reader.state(), State::need_more);
+  reader.eof();
+  EXPECT_EQ(reader.state(), State::error);
+  EXPECT_FALSE(reader.error().empty());
+  EXPECT_FALSE(reader.keep_alive());
+}
+
+TEST(Wire, EofInAChunkedBodyIsAnError) {
+  ResponseReader reader;
+  reader.reset(true);
+  feed_all(reader, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel");
+  reader.eof();
+  EXPECT_EQ(reader.state(), State::error);
+}
+
+TEST(Wire, EofAfterDoneChangesNothing) {
+  ResponseReader reader;
+  reader.reset(true);
+  feed_all(reader, kSimple);
+  reader.eof();
+  EXPECT_EQ(reader.state(), State::done);
+}
+
+TEST(Wire, ResetMakesAReaderReusable) {
+  ResponseReader reader;
+  reader.reset(true);
+  reader.feed("garbage\r\n\r\n");
+  ASSERT_EQ(reader.state(), State::error);
+
+  reader.reset(true);
+  EXPECT_EQ(reader.state(), State::need_more);
+  EXPECT_TRUE(reader.error().empty());
+  feed_all(reader, "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx");
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+
+  reader.reset(true);
+  EXPECT_EQ(reader.status(), 0u);
+  EXPECT_TRUE(reader.keep_alive());
+  EXPECT_FALSE(reader.retry_after());
+  EXPECT_EQ(reader.body_size(), 0u);
+  feed_all(reader, kSimple);
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 200u);
+  EXPECT_EQ(reader.body(), "hello");
+  EXPECT_TRUE(reader.keep_alive());
+}
+
+}  // namespace
+}  // namespace crh::loadgen
