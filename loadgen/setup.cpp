@@ -114,6 +114,13 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
       if (auto value = text_of(v.get_object(), "value")) found.database_value = *value;
   }
 
+  if (c.scenario == Scenario::mixed)  // so that the mix's reads find the key (restored afterwards)
+    expect_ok(client,
+              with_key(core::build_request("POST", "/database/" + core::percent_encode(std::string(kLoadDatabaseKey)),
+                                           {{"value", "crh load"}}, c.target.encoding),
+                       c),
+              "writing the database key the mix reads", base);
+
   if (c.scenario == Scenario::race) {
     if (!c.target.call_hook.enabled)
       throw SetupError("the race needs the call hook (DESIGN.md §4), and the profile says the target has none");

@@ -117,8 +117,7 @@ std::string load_summary(const json::value& doc, const TerminalStyle& style) {
   if (!thresholds.empty()) {
     out += "\nthresholds:\n";
     for (const auto& t : thresholds)
-      out += "  " + (t.at("held").as_bool() ? paint(style.color, "held    ", "32") : paint(style.color, "BREACHED", "1;31")) +
-             " " + str(t, "description") + "\n";
+      out += "  " + paint(style.color, str(t, "description"), t.at("held").as_bool() ? "32" : "1;31") + "\n";
   }
 
   out += "\ngenerator: " + fixed(num(totals, "achieved_rate"), 0) + " req/s achieved" +
