@@ -40,6 +40,7 @@ bench: build
 	cmake --build $(BUILD)-bench --target crh_micro_bench -j $(JOBS)
 	$(BUILD)-bench/bench/micro/crh_micro_bench
 	@bench/serve_vs_nginx.sh $(BUILD)/crh
+	@bench/load_vs_wrk.sh $(BUILD)/crh
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench

@@ -307,7 +307,9 @@ struct Mix {
   mutable std::discrete_distribution<std::size_t> pick;  // holds no state between calls
 };
 
-core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string& id) {
+// `id`: the agent, database key or alias the operation addresses; `caller`: who calls.
+core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string& id,
+                              const std::string& caller = "+15550000000") {
   using core::percent_encode;
   const std::string ch = "/channels/" + percent_encode(c.target.channel) + "/alias-numbers";
   switch (op) {
@@ -332,7 +334,7 @@ core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string&
     case OpKind::call:
     case OpKind::recall:
       return core::build_request(c.target.call_hook.method, c.target.call_hook.path_for(c.target.channel, id),
-                                 {{c.target.call_hook.parameter, "+15550000000"}}, c.target.encoding);
+                                 {{c.target.call_hook.parameter, caller}}, c.target.encoding);
     case OpKind::count_: break;
   }
   return {};
@@ -393,7 +395,6 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
                                      Clock::duration interval, Clock::time_point first_due) {
   Run& run = w.run;
   Clock::time_point due = first_due;
-  Conn& untagger = c;  // a tag in the mix is undone on the same connection
   std::string untag_bytes;
   while (!run.over()) {
     if (interval.count() > 0) {
@@ -421,7 +422,7 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
       if (auto alias = alias_id(a.body)) {
         untag_bytes = bytes_for(run, request_for(run.config, OpKind::untag, *alias));
         Clock::time_point untag_sent = Clock::now();
-        Answer u = co_await exchange(w, untagger, untag_bytes, false, untag_sent);
+        Answer u = co_await exchange(w, c, untag_bytes, false, untag_sent);  // a tag in the mix is undone at once
         record(w, OpKind::untag, u, untag_sent, untag_sent, due);
         w.log(make_op(run, 0, OpKind::untag, *alias, "", untag_sent, u));
       }
@@ -523,10 +524,7 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
     round.tag = make_op(run, round.id, OpKind::tag, *alias, "", tag_sent, tag);
 
     for (int i = 0; i < k; ++i) {
-      core::HttpRequest r = request_for(cfg, OpKind::call, *alias);
-      r = core::build_request(cfg.target.call_hook.method, cfg.target.call_hook.path_for(cfg.target.channel, *alias),
-                              {{cfg.target.call_hook.parameter, numbers[static_cast<std::size_t>(i)]}},
-                              cfg.target.encoding);
+      const auto r = request_for(cfg, OpKind::call, *alias, numbers[static_cast<std::size_t>(i)]);
       call_bytes[static_cast<std::size_t>(i)] = bytes_for(run, r);
     }
     std::size_t winners = 0;
