@@ -141,6 +141,7 @@ net::awaitable<bool> ensure_open(Worker& w, Conn& c) {
   }
   error_code ignored;
   c.socket.set_option(tcp::no_delay(true), ignored);
+  c.socket.non_blocking(true, ignored);
   w.run.connected.fetch_add(1, std::memory_order_relaxed);
   co_return true;
 }
@@ -191,13 +192,21 @@ net::awaitable<Answer> receive(Conn& c, bool keep_body) {
   co_return a;
 }
 
-// Connects if needed, sends `bytes` whole and reads the answer.
+// Connects if needed, sends `bytes` whole and reads the answer. The write is
+// tried at once on the non-blocking socket (a small request fits the send
+// buffer), so the common case costs no async operation besides the read.
 net::awaitable<Answer> exchange(Worker& w, Conn& c, std::string_view bytes, bool keep_body,
                                 Clock::time_point& sent) {
-  if (!co_await ensure_open(w, c)) co_return no_answer(c, {}, Failure::connect);
+  if (!c.socket.is_open() && !co_await ensure_open(w, c)) co_return no_answer(c, {}, Failure::connect);
   sent = Clock::now();
   c.busy_since = sent;
-  auto [ec, n] = co_await net::async_write(c.socket, net::buffer(bytes.data(), bytes.size()), use_tuple);
+  error_code ec;
+  std::size_t n = c.socket.write_some(net::buffer(bytes.data(), bytes.size()), ec);
+  if (ec == net::error::would_block || ec == net::error::try_again) ec = {}, n = 0;
+  if (!ec && n < bytes.size()) {
+    auto [wec, rest] = co_await net::async_write(c.socket, net::buffer(bytes.data() + n, bytes.size() - n), use_tuple);
+    ec = wec;
+  }
   if (ec) co_return no_answer(c, ec, Failure::reset);
   co_return co_await receive(c, keep_body);
 }
