@@ -13,8 +13,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/json/parse.hpp>
-#include <boost/json/value.hpp>
 
 #include <algorithm>
 #include <deque>
@@ -24,6 +22,7 @@
 #include <thread>
 #include <time.h>
 
+#include "loadgen/setup.hpp"
 #include "loadgen/wire.hpp"
 
 namespace crh::loadgen {
@@ -380,26 +379,6 @@ Mix prepare_mix(const Run& run) {
   return mix;
 }
 
-// The alias id in a tag's answer: "id" of the object, or of the one object it holds.
-std::optional<std::string> alias_id(const std::string& body) {
-  boost::system::error_code ec;
-  auto v = boost::json::parse(body, ec);
-  if (ec || !v.is_object()) return std::nullopt;
-  const boost::json::object* o = &v.get_object();
-  if (!o->contains("id"))
-    for (const auto& [k, inner] : *o)
-      if (inner.is_object() && inner.get_object().contains("id")) {
-        o = &inner.get_object();
-        break;
-      }
-  auto it = o->find("id");
-  if (it == o->end()) return std::nullopt;
-  if (it->value().is_string()) return std::string(it->value().get_string());
-  if (it->value().is_int64()) return std::to_string(it->value().get_int64());
-  if (it->value().is_uint64()) return std::to_string(it->value().get_uint64());
-  return std::nullopt;
-}
-
 net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const Prepared* single,
                                      Clock::duration interval, Clock::time_point first_due) {
   Run& run = w.run;
@@ -428,7 +407,7 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
     if (due >= run.measure_from) ++w.stats.scheduled;
     w.log(make_op(run, 0, p->op, "", "", sent, a));
     if (p->op == OpKind::tag && outcome_of(a) == Outcome::ok) {
-      if (auto alias = alias_id(a.body)) {
+      if (auto alias = tagged_alias_id(a.body)) {
         untag_bytes = bytes_for(run, request_for(run.config, OpKind::untag, *alias));
         Clock::time_point untag_sent = Clock::now();
         Answer u = co_await exchange(w, c, untag_bytes, false, untag_sent);  // a tag in the mix is undone at once
@@ -520,7 +499,7 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
       co_await sleep_for(control, std::chrono::milliseconds(2));
       continue;
     }
-    auto alias = outcome_of(tag) == Outcome::ok ? alias_id(tag.body) : std::nullopt;
+    auto alias = outcome_of(tag) == Outcome::ok ? tagged_alias_id(tag.body) : std::nullopt;
     if (!alias) {
       w.log(make_op(run, 0, OpKind::tag, "", "", tag_sent, tag));
       co_await back_off(control, tag);

@@ -75,6 +75,17 @@ core::Exchange expect_ok(core::HttpClient& client, core::HttpRequest r, const st
 
 }  // namespace
 
+std::optional<std::string> tagged_alias_id(const std::string& body) {
+  boost::system::error_code ec;
+  auto v = json::parse(body, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  if (auto id = text_of(v.get_object(), "id")) return id;
+  for (const auto& [k, inner] : v.get_object())
+    if (inner.is_object())
+      if (auto id = text_of(inner.get_object(), "id")) return id;
+  return std::nullopt;
+}
+
 Discovery discover(const LoadConfig& c, FoundState& found) {
   core::HttpClient client(c.target.base, {.timeout = std::min(c.timeout, std::chrono::milliseconds(3000))});
   const std::string base = c.target.base.to_string();
@@ -130,15 +141,7 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
                                                       c.target.encoding),
                                   c),
                          "tagging an alias", base);
-    auto alias = [&]() -> std::optional<std::string> {
-      auto v = parse_or_throw(tag, "tagging an alias");
-      if (!v.is_object()) return std::nullopt;
-      if (auto id = text_of(v.get_object(), "id")) return id;
-      for (const auto& [k, inner] : v.get_object())
-        if (inner.is_object())
-          if (auto id = text_of(inner.get_object(), "id")) return id;
-      return std::nullopt;
-    }();
+    auto alias = tagged_alias_id(tag.response->body);
     if (!alias) throw SetupError("tagging an alias: the answer names no alias id: " + answer_text(tag));
     auto call = client.send(with_key(
         core::build_request(c.target.call_hook.method, c.target.call_hook.path_for(c.target.channel, *alias),

@@ -4,25 +4,15 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
+#include "reports/text.hpp"
+
 namespace crh::reports {
 namespace json = boost::json;
 namespace {
 
-std::string clean(std::string_view text) {
-  std::string out(text);
-  for (auto& c : out)
-    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) c = '?';
-  return out;
-}
-
 double num(const json::value& v, std::string_view key) {
   const auto* p = v.as_object().if_contains(key);
   return p && p->is_number() ? p->to_number<double>() : 0.0;
-}
-
-std::string str(const json::value& v, std::string_view key) {
-  const auto* p = v.as_object().if_contains(key);
-  return p && p->is_string() ? clean(p->get_string()) : std::string();
 }
 
 std::string fixed(double v, int decimals) {

@@ -4,23 +4,11 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
+#include "reports/text.hpp"
+
 namespace crh::reports {
 namespace json = boost::json;
 namespace {
-
-// Text from the document with control bytes shown as '?': a target's answer
-// must not drive the terminal (escape sequences).
-std::string clean(std::string_view text) {
-  std::string out(text);
-  for (auto& c : out)
-    if ((static_cast<unsigned char>(c) < 0x20 && c != '\n') || c == 0x7f) c = '?';
-  return out;
-}
-
-std::string str(const json::value& v, std::string_view key) {
-  if (auto* p = v.as_object().if_contains(key); p && p->is_string()) return clean(p->get_string());
-  return {};
-}
 
 long count(const json::value& counts, std::string_view key) { return counts.at(key).to_number<long>(); }
 
