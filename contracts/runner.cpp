@@ -140,7 +140,10 @@ class Executor {
     const auto start = Clock::now();
     std::string ended_message;
     Outcome ended = Outcome::pass;
-    if (c.slow && !options_.slow) {
+    if (options_.stop && options_.stop->load()) {
+      ended = Outcome::skip;
+      ended_message = "not run: the run was interrupted (Ctrl-C)";
+    } else if (c.slow && !options_.slow) {
       ended = Outcome::skip;
       ended_message = "runs only with --slow: it waits for a tag to expire (one minute, or --minute-ms)";
     } else if (c.needs_call_hook && !shared_.profile.call_hook.enabled) {

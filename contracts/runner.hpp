@@ -3,6 +3,7 @@
 // target; and the result document (DESIGN.md §1) of such a run.
 #pragma once
 
+#include <atomic>
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <functional>
@@ -24,6 +25,9 @@ struct RunOptions {
   std::vector<std::string> checks;  // ids, or prefixes ending in '*'; empty: every check of the suites
   bool slow = false;                // run the expiry checks (they wait a tag lifetime)
   bool strict = false;              // SHOULD findings fail
+  // When set, checks not yet started are skipped as interrupted (Ctrl-C);
+  // the target is still restored.
+  const std::atomic<bool>* stop = nullptr;
   // Called after each check, from the thread that ran it, one call at a time.
   std::function<void(const CheckResult&)> on_result;
 };

@@ -15,6 +15,14 @@ std::string iso8601(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+std::optional<std::chrono::system_clock::time_point> parse_iso8601(std::string_view text) {
+  std::tm tm{};
+  const std::string copy(text);
+  const char* end = strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!end || *end != '\0') return std::nullopt;
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
+}
+
 boost::json::object result_envelope(std::string_view kind, std::chrono::system_clock::time_point started,
                                     double duration_ms, const BaseUrl& base, std::string_view channel,
                                     bool embedded) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,9 @@ inline constexpr int kResultSchemaVersion = 1;
 
 // "2026-11-21T10:00:00Z"
 std::string iso8601(std::chrono::system_clock::time_point t);
+
+// The inverse of iso8601 (whole seconds, UTC); nothing when `text` is not one.
+std::optional<std::chrono::system_clock::time_point> parse_iso8601(std::string_view text);
 
 // {"schema":"crh.result","schema_version":1,"kind":kind,"tool":{...},
 //  "started_at":...,"duration_ms":...,"target":{"base_url","channel","embedded"}}

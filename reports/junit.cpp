@@ -52,9 +52,23 @@ std::string rules_text(const json::value& check) {
   return out;
 }
 
-}  // namespace
+struct Totals {
+  long total = 0, failures = 0, errors = 0, skipped = 0;
+};
 
-std::string junit_xml(const json::value& result) {
+std::string suite_xml(const std::string& name, long n, long f, long e, long s, double ms, const std::string& timestamp,
+                      const std::string& cases, Totals& totals) {
+  totals.total += n;
+  totals.failures += f;
+  totals.errors += e;
+  totals.skipped += s;
+  return "  <testsuite name=\"" + xml_escape(name) + "\" tests=\"" + std::to_string(n) + "\" failures=\"" + std::to_string(f) +
+         "\" errors=\"" + std::to_string(e) + "\" skipped=\"" + std::to_string(s) + "\" time=\"" + seconds(ms) +
+         "\" timestamp=\"" + xml_escape(timestamp) + "\">\n" + cases + "  </testsuite>\n";
+}
+
+// A testsuite per contract suite, and one of the rules.
+std::string contract_suites(const json::value& result, Totals& totals) {
   const auto& checks = result.at("checks").as_array();
   std::string body;
   long total = 0, failures = 0, errors = 0, skipped = 0;
@@ -149,11 +163,126 @@ std::string junit_xml(const json::value& result) {
   failures += f;
   errors += e;
   skipped += s;
+  totals.total += total;
+  totals.failures += failures;
+  totals.errors += errors;
+  totals.skipped += skipped;
+  (void)total_ms;
+  return body;
+}
 
-  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"crh contract\" tests=\"" +
-         std::to_string(total) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" + std::to_string(errors) +
-         "\" skipped=\"" + std::to_string(skipped) + "\" time=\"" + seconds(result.at("duration_ms").to_number<double>()) +
-         "\">\n" + body + "</testsuites>\n";
+double number(const json::value& v, std::string_view key) {
+  const auto* p = v.as_object().if_contains(key);
+  return p && p->is_number() ? p->to_number<double>() : 0.0;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// A load result: the race's invariant, each threshold, and what was measured.
+std::string load_suite(const json::value& load, Totals& totals) {
+  const std::string scenario = str(load.at("config"), "scenario");
+  const std::string timestamp = str(load, "started_at").substr(0, 19);
+  const std::string classname = "crh.load." + xml_escape(scenario);
+  std::string cases;
+  long n = 0, f = 0, e = 0;
+  const auto& totals_json = load.at("totals");
+  const auto& verdict = load.at("verdict");
+  ++n;
+  cases += "    <testcase classname=\"" + classname + "\" name=\"completed\" time=\"" + seconds(number(totals_json, "measured_s") * 1000) + "\">\n";
+  std::string summary = fixed(number(totals_json, "requests"), 0) + " requests, " + fixed(number(totals_json, "achieved_rate"), 0) +
+                        "/s, " + fixed(number(totals_json, "errors"), 0) + " errors\n";
+  for (const auto& why : verdict.at("invalid_reasons").as_array()) summary += "INVALID: " + std::string(why.as_string()) + "\n";
+  if (verdict.at("interrupted").as_bool()) {
+    ++e;
+    cases += "      <error type=\"interrupted\" message=\"the load was interrupted (Ctrl-C)\">" + xml_escape(summary) + "</error>\n";
+  } else {
+    cases += "      <system-out>" + xml_escape(summary) + "</system-out>\n";
+  }
+  cases += "    </testcase>\n";
+  if (const auto* race = load.as_object().if_contains("race")) {
+    ++n;
+    const double count = number(*race, "violation_count");
+    cases += "    <testcase classname=\"" + classname + "\" name=\"first caller wins: exactly one winner per round\" time=\"0\">\n";
+    std::string listing = fixed(number(*race, "rounds"), 0) + " rounds, " + fixed(count, 0) + " violation(s)\n";
+    for (const auto& v : race->at("violations").as_array()) listing += str(v, "kind") + " (round " + fixed(number(v, "round"), 0) + "): " + str(v, "explanation") + "\n";
+    if (count > 0) {
+      ++f;
+      cases += "      <failure type=\"violation\" message=\"" + fixed(count, 0) + " invariant violation(s)\">" + xml_escape(listing) + "</failure>\n";
+    } else {
+      cases += "      <system-out>" + xml_escape(listing) + "</system-out>\n";
+    }
+    cases += "    </testcase>\n";
+  }
+  for (const auto& t : load.at("thresholds").as_array()) {
+    ++n;
+    cases += "    <testcase classname=\"" + classname + ".thresholds\" name=\"" + xml_escape(str(t, "expression")) + "\" time=\"0\">\n";
+    if (!t.at("held").as_bool()) {
+      ++f;
+      cases += "      <failure type=\"threshold\" message=\"" + xml_escape(str(t, "description")) + "\"/>\n";
+    } else {
+      cases += "      <system-out>" + xml_escape(str(t, "description")) + "</system-out>\n";
+    }
+    cases += "    </testcase>\n";
+  }
+  return suite_xml("load." + scenario, n, f, e, 0, number(totals_json, "measured_s") * 1000, timestamp, cases, totals);
+}
+
+std::string figure_text(const json::value& f, double v) {
+  const std::string unit = str(f, "unit");
+  if (unit == "ns") return fixed(v / 1e6, 3) + " ms";
+  if (unit == "per_second") return fixed(v, 1) + "/s";
+  if (unit == "fraction") return fixed(v * 100, 3) + "%";
+  return fixed(v, 3);
+}
+
+// A testcase per compared figure, failing where it regressed beyond the limit.
+std::string regression_suite(const json::value& comparison, const std::string& timestamp, Totals& totals) {
+  std::string cases;
+  long n = 0, f = 0;
+  const double limit = number(comparison, "max_regression_pct");
+  for (const auto& fig : comparison.at("figures").as_array()) {
+    ++n;
+    const std::string name = str(fig, "scenario") + " " + str(fig, "operation") + " " + str(fig, "figure");
+    const std::string change = fig.at("change_pct").is_number() ? fixed(fig.at("change_pct").to_number<double>(), 1) + "%" : "new";
+    const std::string line = str(fig, "figure") + " of " + str(fig, "operation") + " (" + str(fig, "scenario") + " load) was " +
+                             figure_text(fig, number(fig, "baseline")) + " in the baseline and is " +
+                             figure_text(fig, number(fig, "current")) + " now (" + (change[0] == '-' || change == "new" ? "" : "+") +
+                             change + "; limit " + fixed(limit, 1) + "% worse)";
+    cases += "    <testcase classname=\"crh.regressions\" name=\"" + xml_escape(name) + "\" time=\"0\">\n";
+    if (fig.at("regressed").as_bool()) {
+      ++f;
+      cases += "      <failure type=\"regression\" message=\"" + xml_escape(line) + "\"/>\n";
+    } else {
+      cases += "      <system-out>" + xml_escape(line) + "</system-out>\n";
+    }
+    cases += "    </testcase>\n";
+  }
+  return suite_xml("regressions", n, f, 0, 0, 0, timestamp, cases, totals);
+}
+
+}  // namespace
+
+std::string junit_xml(const json::value& result) {
+  Totals totals;
+  std::string body;
+  const std::string kind = str(result, "kind");
+  const std::string timestamp = str(result, "started_at").substr(0, 19);
+  if (kind == "contract") body = contract_suites(result, totals);
+  else if (kind == "load") body = load_suite(result, totals);
+  else {
+    if (const auto* c = result.as_object().if_contains("contract"); c && c->is_object()) body += contract_suites(*c, totals);
+    for (const auto& l : result.at("loads").as_array()) body += load_suite(l, totals);
+    if (const auto* c = result.as_object().if_contains("comparison"); c && c->is_object())
+      body += regression_suite(*c, timestamp, totals);
+  }
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"crh " + xml_escape(kind) + "\" tests=\"" +
+         std::to_string(totals.total) + "\" failures=\"" + std::to_string(totals.failures) + "\" errors=\"" +
+         std::to_string(totals.errors) + "\" skipped=\"" + std::to_string(totals.skipped) + "\" time=\"" +
+         seconds(result.at("duration_ms").to_number<double>()) + "\">\n" + body + "</testsuites>\n";
 }
 
 }  // namespace crh::reports

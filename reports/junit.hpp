@@ -1,6 +1,8 @@
-// JUnit XML from a result document: a testsuite per suite, a testcase per
-// check (failure with its evidence, skipped with its reason), and a "rules"
-// testsuite with a testcase per rule of the catalogue and its checks.
+// JUnit XML from a result document (contract, load or run): a testsuite per suite, a testcase per
+// check (failure with its evidence, skipped with its reason), a "rules"
+// testsuite with a testcase per rule of the catalogue and its checks; per load
+// a testsuite with the race's invariant and a testcase per threshold; and a
+// "regressions" testsuite with a testcase per figure compared with a baseline.
 #pragma once
 
 #include <boost/json/value.hpp>

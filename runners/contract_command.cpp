@@ -8,7 +8,6 @@
 
 #include <boost/json.hpp>
 
-#include "api_key.hpp"
 #include "commands.hpp"
 #include "contracts/rules.hpp"
 #include "contracts/runner.hpp"
@@ -17,6 +16,7 @@
 #include "reference/server.hpp"
 #include "reports/junit.hpp"
 #include "reports/terminal.hpp"
+#include "target_setup.hpp"
 
 namespace crh::runners {
 namespace {
@@ -72,41 +72,7 @@ int run_contract_command(const ContractOptions& o) {
   run.target.call_hook = run.profile.call_hook;
 
   std::unique_ptr<reference::Server> embedded;
-  if (o.base_url.empty()) {
-    reference::ServerConfig config;
-    config.service.api_key = random_api_key();
-    config.service.minute = run.target.minute;
-    run.target.api_key = config.service.api_key;
-    embedded = std::make_unique<reference::Server>(std::move(config));
-    try {
-      embedded->start();
-    } catch (const std::exception& e) {
-      std::cerr << "crh contract: cannot start the embedded reference service: " << e.what() << "\n";
-      return kExitUnreachable;
-    }
-    std::string why;
-    run.target.base = *core::parse_base_url(embedded->base_url(), why);
-  } else {
-    std::string why;
-    auto base = core::parse_base_url(o.base_url, why);
-    if (!base) {
-      std::cerr << "crh contract: --base-url: " << why << "\n";
-      return kExitUsage;
-    }
-    run.target.base = *base;
-    try {
-      auto key = configured_api_key(o.api_key_file);
-      if (!key) {
-        std::cerr << "crh contract: no API key: set CRH_API_KEY or pass --api-key-file FILE "
-                     "(never the key itself as a flag: flag values show in ps)\n";
-        return kExitUsage;
-      }
-      run.target.api_key = *key;
-    } catch (const std::exception& e) {
-      std::cerr << "crh contract: " << e.what() << "\n";
-      return kExitUsage;
-    }
-  }
+  if (int code = set_up_target({"crh contract", o.base_url, o.api_key_file}, run.target, embedded)) return code;
 
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   std::size_t done = 0;

@@ -3,27 +3,23 @@
 // summary, writes --json and --history, and exits 1 on a violation or a
 // breached threshold.
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <csignal>
-#include <cstdio>
 #include <iostream>
 #include <memory>
-#include <thread>
 #include <unistd.h>
 
 #include <boost/json.hpp>
 
-#include "api_key.hpp"
 #include "commands.hpp"
 #include "contracts/profile.hpp"
 #include "core/curl.hpp"
 #include "core/output_file.hpp"
 #include "exit_codes.hpp"
-#include "loadgen/engine.hpp"
+#include "interrupt.hpp"
+#include "load_session.hpp"
 #include "loadgen/result.hpp"
-#include "loadgen/setup.hpp"
 #include "reference/server.hpp"
 #include "reports/load_terminal.hpp"
+#include "target_setup.hpp"
 
 namespace crh::runners {
 namespace {
@@ -98,11 +94,6 @@ double parse_rate(std::string text) {
   return r;
 }
 
-std::atomic<bool>* g_stop = nullptr;
-extern "C" void on_interrupt(int) {
-  if (g_stop) g_stop->store(true);
-}
-
 int run_load_command(const LoadOptions& o) {
   loadgen::LoadConfig config;
   std::vector<loadgen::Threshold> thresholds;
@@ -140,112 +131,27 @@ int run_load_command(const LoadOptions& o) {
   config.target.channel = o.channel;
   config.target.minute = std::chrono::milliseconds(o.minute_ms);
 
+  // The embedded service gets enough aliases for every round in flight, and the LRU choice still free.
   std::unique_ptr<reference::Server> embedded;
-  if (o.base_url.empty()) {
-    reference::ServerConfig server;
-    server.service.api_key = random_api_key();
-    server.service.minute = config.target.minute;
-    // Enough aliases for every round in flight, and the LRU choice still free.
-    const int aliases = o.aliases > 0 ? o.aliases : std::max(16, 2 * std::max(8, o.connections));
-    server.fixtures = reference::default_fixtures(2, aliases);
-    config.target.api_key = server.service.api_key;
-    embedded = std::make_unique<reference::Server>(std::move(server));
-    try {
-      embedded->start();
-    } catch (const std::exception& e) {
-      std::cerr << "crh load: cannot start the embedded reference service: " << e.what() << "\n";
-      return kExitUnreachable;
-    }
-    std::string why;
-    config.target.base = *core::parse_base_url(embedded->base_url(), why);
-  } else {
-    std::string why;
-    auto base = core::parse_base_url(o.base_url, why);
-    if (!base) {
-      std::cerr << "crh load: --base-url: " << why << "\n";
-      return kExitUsage;
-    }
-    config.target.base = *base;
-    try {
-      auto key = configured_api_key(o.api_key_file);
-      if (!key) {
-        std::cerr << "crh load: no API key: set CRH_API_KEY or pass --api-key-file FILE "
-                     "(never the key itself as a flag: flag values show in ps)\n";
-        return kExitUsage;
-      }
-      config.target.api_key = *key;
-    } catch (const std::exception& e) {
-      std::cerr << "crh load: " << e.what() << "\n";
-      return kExitUsage;
-    }
-  }
+  const int aliases = o.aliases > 0 ? o.aliases : std::max(16, 2 * std::max(8, o.connections));
+  if (int code = set_up_target({"crh load", o.base_url, o.api_key_file, aliases}, config.target, embedded)) return code;
 
-  loadgen::FoundState found;
-  loadgen::Discovery discovery;
-  try {
-    discovery = loadgen::discover(config, found);
-  } catch (const loadgen::SetupError& e) {
-    std::cerr << "crh load: " << core::redact(e.what(), config.target.api_key) << "\n";
-    return kExitUnreachable;
-  }
-
-  const bool tty = ::isatty(STDOUT_FILENO) == 1;
   if (!o.quiet)
     std::cout << "crh load: " << o.scenario << " on " << config.target.base.to_string()
               << (embedded ? " (embedded reference service)" : "") << ", channel " << config.target.channel << ", "
               << o.duration_s << " s" << (o.warmup_s > 0 ? " after " + std::to_string(o.warmup_s).substr(0, 4) + " s warm-up" : "")
               << "\n"
               << std::flush;
-
-  loadgen::Progress progress;
-  g_stop = &progress.stop;
-  auto previous_int = std::signal(SIGINT, on_interrupt);
-  auto previous_term = std::signal(SIGTERM, on_interrupt);
-  std::atomic<bool> done{false};
-  std::thread ticker;
-  if (tty && !o.quiet)
-    ticker = std::thread([&] {
-      const auto start = std::chrono::steady_clock::now();
-      while (!done.load()) {
-        const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        char line[160];
-        std::snprintf(line, sizeof line, "\r\x1b[2K[%5.1f s%s] %llu requests, %llu errors, %llu rounds, %llu violations",
-                      t, progress.measuring ? "" : " warm-up", static_cast<unsigned long long>(progress.requests.load()),
-                      static_cast<unsigned long long>(progress.errors.load()),
-                      static_cast<unsigned long long>(progress.rounds.load()),
-                      static_cast<unsigned long long>(progress.violations.load()));
-        std::cout << line << std::flush;
-        for (int i = 0; i < 5 && !done.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-      std::cout << "\r\x1b[2K" << std::flush;
-    });
-
-  loadgen::RunInfo info;
-  info.started = std::chrono::system_clock::now();
-  info.embedded = embedded != nullptr;
-  loadgen::LoadResult result;
-  int exit_code = kExitOk;
-  std::string failure;
-  try {
-    result = loadgen::run_load(config, discovery, progress);
-  } catch (const std::exception& e) {
-    failure = e.what();
-  }
-  done = true;
-  if (ticker.joinable()) ticker.join();
-  std::signal(SIGINT, previous_int);
-  std::signal(SIGTERM, previous_term);
-  g_stop = nullptr;
-  info.restore_problems = loadgen::restore(config, found);
+  InterruptScope interrupt;
+  auto session = run_load_session(config, thresholds, embedded != nullptr, ::isatty(STDOUT_FILENO) == 1 && !o.quiet);
   if (embedded) embedded->stop();
-  if (!failure.empty()) {
-    std::cerr << "crh load: " << core::redact(failure, config.target.api_key) << "\n";
-    return failure.find("history") != std::string::npos ? kExitUsage : kExitUnreachable;
+  if (!session.document) {
+    std::cerr << "crh load: " << session.error << "\n";
+    return session.exit_code;
   }
-
-  const auto verdicts = loadgen::evaluate(thresholds, result);
-  exit_code = loadgen::exit_code_of(result, verdicts);
-  const boost::json::value doc = loadgen::result_document(config, result, verdicts, info);
+  const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  int exit_code = session.exit_code;
+  const boost::json::value doc = std::move(*session.document);
   try {
     if (!o.json_file.empty())
       core::write_file_atomically(o.json_file, core::redact(boost::json::serialize(doc), config.target.api_key) + "\n");

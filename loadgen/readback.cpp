@@ -1,0 +1,239 @@
+// Reading a load result document back, and merging shards.
+#include "loadgen/readback.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <boost/json.hpp>
+
+#include "core/json_read.hpp"
+#include "core/result_envelope.hpp"
+
+namespace crh::loadgen {
+namespace json = boost::json;
+using core::array_at;
+using core::bool_at;
+using core::count_at;
+using core::integer_at;
+using core::number_at;
+using core::object_at;
+using core::string_at;
+
+namespace {
+
+template <typename Enum, std::size_t N>
+Enum enum_named(std::string_view name, std::string_view where) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (to_string(static_cast<Enum>(i)) == name) return static_cast<Enum>(i);
+  throw std::runtime_error(std::string(where) + ": unknown name \"" + std::string(name) + "\"");
+}
+
+core::Histogram histogram_at(const json::object& o, std::string_view where) {
+  try {
+    return core::Histogram::from_json(core::field_at(o, "histogram", where));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(where) + ".histogram: " + e.what());
+  }
+}
+
+Op op_from_json(const json::object& o, const std::string& where) {
+  Op op;
+  op.round = count_at(o, "round", where);
+  auto kind = op_kind_by_name(string_at(o, "op", where));
+  if (!kind) throw std::runtime_error(where + ".op: unknown operation");
+  op.kind = *kind;
+  op.alias = string_at(o, "alias", where);
+  if (o.contains("caller")) op.caller = string_at(o, "caller", where);
+  op.invoke_ns = integer_at(o, "invoke_ns", where);
+  op.complete_ns = integer_at(o, "complete_ns", where);
+  op.outcome = enum_named<Outcome, kOutcomes>(string_at(o, "outcome", where), where + ".outcome");
+  op.status = static_cast<unsigned>(count_at(o, "status", where));
+  if (o.contains("error")) op.error = string_at(o, "error", where);
+  return op;
+}
+
+OpStats op_stats_from_json(const json::object& o, const std::string& where) {
+  OpStats s;
+  for (const auto& [name, v] : object_at(o, "by_outcome", where)) {
+    const auto outcome = enum_named<Outcome, kOutcomes>(name, where + ".by_outcome");
+    s.latency[static_cast<std::size_t>(outcome)] = histogram_at(core::as_object(v, where + ".by_outcome"), where + ".by_outcome." + std::string(name));
+  }
+  s.uncorrected = histogram_at(object_at(o, "latency_uncorrected", where), where + ".latency_uncorrected");
+  for (const auto& [code, v] : object_at(o, "statuses", where)) {
+    std::size_t used = 0;
+    const std::string text(code);
+    const unsigned long n = std::stoul(text, &used);
+    if (used != text.size() || n >= s.statuses.size() || !v.is_number())
+      throw std::runtime_error(where + ".statuses: bad entry \"" + text + "\"");
+    s.statuses[n] = v.to_number<std::uint64_t>();
+  }
+  for (const auto& [name, v] : object_at(o, "failures", where)) {
+    const auto f = enum_named<Failure, kFailures>(name, where + ".failures");
+    s.failures[static_cast<std::size_t>(f)] = v.to_number<std::uint64_t>();
+  }
+  s.errors = count_at(o, "errors", where);
+  s.refusals = count_at(o, "refusals", where);
+  s.throttled = count_at(o, "throttled", where);
+  return s;
+}
+
+}  // namespace
+
+LoadRun read_load_document(const json::object& doc) {
+  if (doc.if_contains("kind") == nullptr || doc.at("kind") != "load")
+    throw std::runtime_error("not a load result document (kind is not \"load\")");
+  LoadRun run;
+  auto& c = run.config;
+  auto& r = run.result;
+
+  const auto& target = object_at(doc, "target", "");
+  std::string why;
+  auto base = core::parse_base_url(string_at(target, "base_url", "target"), why);
+  if (!base) throw std::runtime_error("target.base_url: " + why);
+  c.target.base = *base;
+  c.target.channel = string_at(target, "channel", "target");
+  run.info.embedded = bool_at(target, "embedded", "target");
+  auto started = core::parse_iso8601(string_at(doc, "started_at", ""));
+  if (!started) throw std::runtime_error("started_at: not an ISO 8601 UTC time");
+  run.info.started = *started;
+
+  const auto& config = object_at(doc, "config", "");
+  const std::string scenario = string_at(config, "scenario", "config");
+  c.scenario = scenario == "race" ? Scenario::race : scenario == "mixed" ? Scenario::mixed : Scenario::get;
+  if (to_string(c.scenario) != scenario) throw std::runtime_error("config.scenario: unknown \"" + scenario + "\"");
+  c.connections = static_cast<int>(integer_at(config, "connections", "config"));
+  c.rate = number_at(config, "rate", "config");
+  c.threads = static_cast<int>(integer_at(config, "threads", "config"));
+  auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000)); };
+  c.duration = ms(number_at(config, "duration_s", "config"));
+  c.warmup = ms(number_at(config, "warmup_s", "config"));
+  c.callers = static_cast<int>(integer_at(config, "callers", "config"));
+  c.tag_minutes = static_cast<int>(integer_at(config, "tag_minutes", "config"));
+  c.target.minute = std::chrono::milliseconds(integer_at(config, "minute_ms", "config"));
+  c.path = string_at(config, "path", "config");
+  for (const auto& m : array_at(config, "mix", "config")) {
+    const auto& entry = core::as_object(m, "config.mix[]");
+    auto op = op_kind_by_name(string_at(entry, "op", "config.mix[]"));
+    if (!op) throw std::runtime_error("config.mix[].op: unknown operation");
+    c.mix.push_back({*op, number_at(entry, "weight", "config.mix[]")});
+  }
+  c.seed = count_at(config, "seed", "config");
+  c.timeout = std::chrono::milliseconds(integer_at(config, "timeout_ms", "config"));
+  const std::string encoding = string_at(config, "encoding", "config");
+  c.target.encoding = encoding == "json" ? core::ParamEncoding::json
+                      : encoding == "query" ? core::ParamEncoding::query
+                                            : core::ParamEncoding::form;
+  if (core::to_string(c.target.encoding) != encoding) throw std::runtime_error("config.encoding: unknown \"" + encoding + "\"");
+
+  const auto& verdict = object_at(doc, "verdict", "");
+  for (const auto& why_invalid : array_at(verdict, "invalid_reasons", "verdict"))
+    r.invalid.emplace_back(why_invalid.is_string() ? why_invalid.get_string() : "");
+  r.interrupted = bool_at(verdict, "interrupted", "verdict");
+
+  const auto& totals = object_at(doc, "totals", "");
+  r.wall_s = number_at(totals, "measured_s", "totals");
+  r.intended_rate = number_at(totals, "intended_rate", "totals");
+  r.achieved_rate = number_at(totals, "achieved_rate", "totals");
+  r.generator_cpu = number_at(totals, "generator_cpu", "totals");
+  r.stats.late = count_at(totals, "late", "totals");
+  r.stats.lag = histogram_at(object_at(totals, "lag", "totals"), "totals.lag");
+
+  for (const auto& [name, v] : object_at(doc, "operations", "")) {
+    auto kind = op_kind_by_name(name);
+    if (!kind) throw std::runtime_error("operations: unknown operation \"" + std::string(name) + "\"");
+    const std::string where = "operations." + std::string(name);
+    r.stats.ops[static_cast<std::size_t>(*kind)] = op_stats_from_json(core::as_object(v, where), where);
+  }
+
+  for (const auto& v : array_at(doc, "series", "")) {
+    const auto& s = core::as_object(v, "series[]");
+    const auto t = count_at(s, "t", "series[]");
+    if (t > 10'000'000) throw std::runtime_error("series[].t: out of range");
+    if (r.stats.seconds.size() <= t) r.stats.seconds.resize(t + 1);
+    auto& second = r.stats.seconds[t];
+    second.requests = count_at(s, "requests", "series[]");
+    second.errors = count_at(s, "errors", "series[]");
+    second.latency = histogram_at(s, "series[" + std::to_string(t) + "]");
+  }
+
+  if (const auto* race_value = doc.if_contains("race")) {
+    const auto& race = core::as_object(*race_value, "race");
+    r.stats.race.rounds = count_at(race, "rounds", "race");
+    r.stats.race.rounds_without_winner = count_at(race, "rounds_without_winner", "race");
+    for (const auto& [n, v] : object_at(race, "winners", "race")) {
+      const auto i = std::stoul(std::string(n));
+      if (i > 100'000) throw std::runtime_error("race.winners: out of range");
+      if (r.stats.race.winners.size() <= i) r.stats.race.winners.resize(i + 1);
+      r.stats.race.winners[i] = v.to_number<std::uint64_t>();
+    }
+    c.callers = static_cast<int>(integer_at(race, "callers", "race"));
+    r.stats.race.skew = histogram_at(object_at(race, "skew", "race"), "race.skew");
+    r.stats.race.tag_busy = count_at(race, "tag_busy", "race");
+    r.violation_count = count_at(race, "violation_count", "race");
+    for (const auto& v : array_at(race, "violations", "race")) {
+      const auto& o = core::as_object(v, "race.violations[]");
+      Violation violation{enum_named<ViolationKind, 5>(string_at(o, "kind", "race.violations[]"), "race.violations[].kind"),
+                          count_at(o, "round", "race.violations[]"), string_at(o, "alias", "race.violations[]"),
+                          string_at(o, "explanation", "race.violations[]"), {}};
+      for (const auto& p : array_at(o, "proof", "race.violations[]"))
+        violation.proof.push_back(op_from_json(core::as_object(p, "race.violations[].proof[]"), "race.violations[].proof[]"));
+      r.violations.push_back(std::move(violation));
+    }
+  }
+
+  for (const auto& v : array_at(doc, "thresholds", "")) {
+    try {
+      run.thresholds.push_back(parse_threshold(string_at(core::as_object(v, "thresholds[]"), "expression", "thresholds[]")));
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(std::string("thresholds[]: ") + e.what());
+    }
+  }
+  const auto& history = object_at(doc, "history", "");
+  c.history_file = string_at(history, "file", "history");
+  r.history_ops = count_at(history, "operations", "history");
+  for (const auto& p : array_at(doc, "restore_problems", ""))
+    run.info.restore_problems.emplace_back(p.is_string() ? p.get_string() : "");
+  return run;
+}
+
+LoadRun merge_load_runs(LoadRun a, const LoadRun& b) {
+  if (a.config.scenario != b.config.scenario)
+    throw std::invalid_argument("cannot merge a " + std::string(to_string(a.config.scenario)) + " result with a " +
+                                std::string(to_string(b.config.scenario)) + " result");
+  auto& c = a.config;
+  c.connections += b.config.connections;
+  c.threads += b.config.threads;
+  c.rate += b.config.rate;
+  c.duration = std::max(c.duration, b.config.duration);
+  c.warmup = std::max(c.warmup, b.config.warmup);
+  if (c.history_file != b.config.history_file) c.history_file += (c.history_file.empty() ? "" : ", ") + b.config.history_file;
+
+  auto& r = a.result;
+  r.stats.merge(b.result.stats);
+  r.violation_count += b.result.violation_count;
+  for (const auto& v : b.result.violations)
+    if (r.violations.size() < c.max_violations_kept) r.violations.push_back(v);
+  r.history_ops += b.result.history_ops;
+  r.wall_s = std::max(r.wall_s, b.result.wall_s);
+  r.intended_rate += b.result.intended_rate;
+  r.achieved_rate += b.result.achieved_rate;
+  r.generator_cpu = std::max(r.generator_cpu, b.result.generator_cpu);
+  for (const auto& why : b.result.invalid)
+    if (std::find(r.invalid.begin(), r.invalid.end(), why) == r.invalid.end()) r.invalid.push_back(why);
+  r.interrupted = r.interrupted || b.result.interrupted;
+
+  for (const auto& t : b.thresholds)
+    if (std::none_of(a.thresholds.begin(), a.thresholds.end(), [&](const Threshold& mine) { return mine.text == t.text; }))
+      a.thresholds.push_back(t);
+  a.info.started = std::min(a.info.started, b.info.started);
+  a.info.embedded = a.info.embedded && b.info.embedded;
+  a.info.restore_problems.insert(a.info.restore_problems.end(), b.info.restore_problems.begin(),
+                                 b.info.restore_problems.end());
+  return a;
+}
+
+json::object result_document(const LoadRun& run) {
+  return result_document(run.config, run.result, evaluate(run.thresholds, run.result), run.info);
+}
+
+}  // namespace crh::loadgen

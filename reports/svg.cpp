@@ -1,0 +1,165 @@
+// Inline SVG charts.
+#include "reports/svg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "reports/junit.hpp"
+
+namespace crh::reports {
+namespace {
+
+constexpr double kWidth = 760, kHeight = 300;
+constexpr double kLeft = 78, kRight = 24, kTop = 34, kBottom = 50;
+constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+// 1, 2 or 5 times a power of ten, so that about `ticks` steps cover `span`.
+double nice_step(double span, int ticks) {
+  if (span <= 0) return 1;
+  const double raw = span / ticks;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * power) return m * power;
+  return 10 * power;
+}
+
+std::string percentile_label(double x) {
+  // 0 → "0%", 0.301 → "50%", 1 → "90%", 2 → "99%", 3 → "99.9%"
+  const double q = (1 - std::pow(10.0, -x)) * 100;
+  char buf[32];
+  const int decimals = x < 2.5 ? 0 : static_cast<int>(std::round(x)) - 2;
+  std::snprintf(buf, sizeof buf, "%.*f%%", decimals, q);
+  return buf;
+}
+
+std::string frame(const std::string& title, const std::string& body, double height) {
+  return "<figure class=\"chart\"><svg viewBox=\"0 0 " + num(kWidth) + " " + num(height) + "\" width=\"" + num(kWidth) +
+         "\" height=\"" + num(height) + "\" role=\"img\" aria-label=\"" + xml_escape(title) + "\">" +
+         "<text class=\"title\" x=\"" + num(kLeft) + "\" y=\"20\">" + xml_escape(title) + "</text>" + body +
+         "</svg></figure>\n";
+}
+
+std::string axes(const std::string& x_title, const std::string& y_title) {
+  return "<line class=\"axis\" x1=\"" + num(kLeft) + "\" y1=\"" + num(kTop + kPlotH) + "\" x2=\"" + num(kLeft + kPlotW) +
+         "\" y2=\"" + num(kTop + kPlotH) + "\"/><line class=\"axis\" x1=\"" + num(kLeft) + "\" y1=\"" + num(kTop) +
+         "\" x2=\"" + num(kLeft) + "\" y2=\"" + num(kTop + kPlotH) + "\"/>" + "<text class=\"axis-title\" x=\"" +
+         num(kLeft + kPlotW / 2) + "\" y=\"" + num(kHeight - 8) + "\" text-anchor=\"middle\">" + xml_escape(x_title) +
+         "</text><text class=\"axis-title\" transform=\"translate(14," + num(kTop + kPlotH / 2) +
+         ") rotate(-90)\" text-anchor=\"middle\">" + xml_escape(y_title) + "</text>";
+}
+
+}  // namespace
+
+std::string series_color(std::size_t i) {
+  static const char* const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
+                                        "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#d62728"};
+  return palette[i % std::size(palette)];
+}
+
+double nines(double q) { return q >= 1 ? 6 : -std::log10(1 - q); }
+
+std::string line_chart(const LineChart& c) {
+  double x_min = INFINITY, x_max = -INFINITY, y_max = 0;
+  for (const auto& s : c.series)
+    for (auto [x, y] : s.points) {
+      x_min = std::min(x_min, x);
+      x_max = std::max(x_max, x);
+      y_max = std::max(y_max, y);
+    }
+  if (!std::isfinite(x_min)) {
+    return frame(c.title, "<text class=\"note\" x=\"" + num(kLeft) + "\" y=\"" + num(kTop + 30) + "\">nothing measured</text>",
+                 kTop + 50);
+  }
+  if (c.x_scale == XScale::percentile) {
+    x_min = 0;
+    x_max = std::max(1.0, std::ceil(x_max));
+  }
+  if (x_max <= x_min) x_max = x_min + 1;
+  const double y_step = nice_step(y_max > 0 ? y_max : 1, 5);
+  const double y_top = std::max(y_step, std::ceil(y_max / y_step) * y_step);
+  auto px = [&](double x) { return kLeft + (x - x_min) / (x_max - x_min) * kPlotW; };
+  auto py = [&](double y) { return kTop + kPlotH - y / y_top * kPlotH; };
+
+  std::string body;
+  for (double y = 0; y <= y_top * 1.0001; y += y_step)
+    body += "<line class=\"grid\" x1=\"" + num(kLeft) + "\" y1=\"" + num(py(y)) + "\" x2=\"" + num(kLeft + kPlotW) +
+            "\" y2=\"" + num(py(y)) + "\"/><text class=\"tick\" x=\"" + num(kLeft - 6) + "\" y=\"" + num(py(y) + 4) +
+            "\" text-anchor=\"end\">" + xml_escape(c.y_format ? c.y_format(y) : num(y)) + "</text>";
+  std::vector<double> x_ticks;
+  if (c.x_scale == XScale::percentile) {
+    for (double x = 0; x <= x_max + 1e-9; x += 1) x_ticks.push_back(x);
+    x_ticks.push_back(std::log10(2.0));  // 50%
+  } else {
+    const double step = nice_step(x_max - x_min, 8);
+    for (double x = std::ceil(x_min / step) * step; x <= x_max + 1e-9; x += step) x_ticks.push_back(x);
+  }
+  for (double x : x_ticks) {
+    const std::string label = c.x_scale == XScale::percentile ? percentile_label(x) : c.x_format ? c.x_format(x) : num(x);
+    body += "<line class=\"grid\" x1=\"" + num(px(x)) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(px(x)) + "\" y2=\"" +
+            num(kTop + kPlotH) + "\"/><text class=\"tick\" x=\"" + num(px(x)) + "\" y=\"" + num(kTop + kPlotH + 16) +
+            "\" text-anchor=\"middle\">" + xml_escape(label) + "</text>";
+  }
+  body += axes(c.x_title, c.y_title);
+  for (std::size_t i = 0; i < c.series.size(); ++i) {
+    const auto& s = c.series[i];
+    if (s.points.empty()) continue;
+    std::string path;
+    for (auto [x, y] : s.points) path += (path.empty() ? "M" : " L") + num(px(x)) + " " + num(py(y));
+    if (s.points.size() == 1) path += " h2";
+    body += "<path class=\"line\" d=\"" + path + "\" stroke=\"" + series_color(i) + "\"" +
+            (s.dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>";
+  }
+  // The legend, in columns along the top right of the plot.
+  std::string legend;
+  double lx = kLeft + 10, ly = kTop + 8;
+  for (std::size_t i = 0; i < c.series.size(); ++i) {
+    legend += "<line x1=\"" + num(lx) + "\" y1=\"" + num(ly) + "\" x2=\"" + num(lx + 18) + "\" y2=\"" + num(ly) +
+              "\" stroke=\"" + series_color(i) + "\" stroke-width=\"3\"" +
+              (c.series[i].dashed ? " stroke-dasharray=\"6 4\"" : "") + "/><text class=\"legend\" x=\"" + num(lx + 22) +
+              "\" y=\"" + num(ly + 4) + "\">" + xml_escape(c.series[i].label) + "</text>";
+    ly += 15;
+    if (ly > kTop + kPlotH - 20) {
+      ly = kTop + 8;
+      lx += 150;
+    }
+  }
+  return frame(c.title, body + "<g class=\"legend-box\">" + legend + "</g>", kHeight);
+}
+
+std::string bar_chart(const BarChart& c) {
+  double y_max = 0;
+  for (const auto& [label, v] : c.bars) y_max = std::max(y_max, v);
+  if (c.bars.empty())
+    return frame(c.title, "<text class=\"note\" x=\"" + num(kLeft) + "\" y=\"" + num(kTop + 30) + "\">nothing measured</text>",
+                 kTop + 50);
+  const double y_step = nice_step(y_max > 0 ? y_max : 1, 5);
+  const double y_top = std::max(y_step, std::ceil(y_max / y_step) * y_step);
+  auto py = [&](double y) { return kTop + kPlotH - y / y_top * kPlotH; };
+  std::string body;
+  for (double y = 0; y <= y_top * 1.0001; y += y_step)
+    body += "<line class=\"grid\" x1=\"" + num(kLeft) + "\" y1=\"" + num(py(y)) + "\" x2=\"" + num(kLeft + kPlotW) +
+            "\" y2=\"" + num(py(y)) + "\"/><text class=\"tick\" x=\"" + num(kLeft - 6) + "\" y=\"" + num(py(y) + 4) +
+            "\" text-anchor=\"end\">" + num(y).substr(0, num(y).size() - 2) + "</text>";
+  const double slot = kPlotW / static_cast<double>(c.bars.size());
+  const double width = std::min(60.0, slot * 0.7);
+  for (std::size_t i = 0; i < c.bars.size(); ++i) {
+    const auto& [label, v] = c.bars[i];
+    const double x = kLeft + slot * (static_cast<double>(i) + 0.5);
+    const bool red = i < c.highlight.size() && c.highlight[i];
+    body += "<rect x=\"" + num(x - width / 2) + "\" y=\"" + num(py(v)) + "\" width=\"" + num(width) + "\" height=\"" +
+            num(kTop + kPlotH - py(v)) + "\" fill=\"" + (red ? "#d62728" : series_color(0)) + "\"/>" +
+            "<text class=\"tick\" x=\"" + num(x) + "\" y=\"" + num(kTop + kPlotH + 16) + "\" text-anchor=\"middle\">" +
+            xml_escape(label) + "</text><text class=\"value\" x=\"" + num(x) + "\" y=\"" + num(py(v) - 4) +
+            "\" text-anchor=\"middle\">" + num(v).substr(0, num(v).size() - 2) + "</text>";
+  }
+  return frame(c.title, body + axes(c.x_title, c.y_title), kHeight);
+}
+
+}  // namespace crh::reports

@@ -1,0 +1,26 @@
+// One load against a target that is set up: the preflight, the run with its
+// progress line (stopped early by Ctrl-C), restoring the target, and the
+// result document. Shared by `crh load` and `crh run`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "loadgen/engine.hpp"
+#include "loadgen/thresholds.hpp"
+
+namespace crh::runners {
+
+struct LoadSession {
+  std::optional<boost::json::object> document;  // the result, unless it could not run
+  int exit_code = 0;   // 0 held, 1 violation or breached threshold, 2 history unwritable, 3 cannot set up
+  std::string error;   // why there is no document (the key redacted)
+};
+
+LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vector<loadgen::Threshold>& thresholds,
+                             bool embedded, bool show_progress);
+
+}  // namespace crh::runners

@@ -1,0 +1,50 @@
+#include "target_setup.hpp"
+
+#include <iostream>
+
+#include "api_key.hpp"
+#include "exit_codes.hpp"
+
+namespace crh::runners {
+
+int set_up_target(const TargetChoice& choice, core::Target& target, std::unique_ptr<reference::Server>& embedded) {
+  std::string why;
+  if (choice.base_url.empty()) {
+    reference::ServerConfig config;
+    config.service.api_key = random_api_key();
+    config.service.minute = target.minute;
+    if (choice.embedded_aliases > 0) config.fixtures = reference::default_fixtures(2, choice.embedded_aliases);
+    target.api_key = config.service.api_key;
+    embedded = std::make_unique<reference::Server>(std::move(config));
+    try {
+      embedded->start();
+    } catch (const std::exception& e) {
+      std::cerr << choice.command << ": cannot start the embedded reference service: " << e.what() << "\n";
+      return kExitUnreachable;
+    }
+    target.base = *core::parse_base_url(embedded->base_url(), why);
+    return kExitOk;
+  }
+  auto base = core::parse_base_url(choice.base_url, why);
+  if (!base) {
+    std::cerr << choice.command << ": --base-url: " << why << "\n";
+    return kExitUsage;
+  }
+  target.base = *base;
+  try {
+    auto key = configured_api_key(choice.api_key_file);
+    if (!key) {
+      std::cerr << choice.command
+                << ": no API key: set CRH_API_KEY or pass --api-key-file FILE "
+                   "(never the key itself as a flag: flag values show in ps)\n";
+      return kExitUsage;
+    }
+    target.api_key = *key;
+  } catch (const std::exception& e) {
+    std::cerr << choice.command << ": " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return kExitOk;
+}
+
+}  // namespace crh::runners
