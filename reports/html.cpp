@@ -87,7 +87,7 @@ h3{font-size:16px;margin:20px 0 6px}p.meta{color:#57606a;margin:0 0 12px}
 .verdict strong{font-size:18px}.verdict ul{margin:6px 0 0 0;padding-left:20px}
 nav{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:8px 14px;margin:10px 0}nav a{margin-right:14px}
 table{border-collapse:collapse;margin:8px 0 14px;font-size:13px}th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th{background:#f6f8fa}td.wide{min-width:240px}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.regressed td{background:#ffebe9}tr.regressed td.mark,.bad{color:#cf222e;font-weight:bold}.good{color:#1a7f37}
 .badge{display:inline-block;border-radius:10px;padding:0 7px;font-size:11px;font-weight:bold;color:#fff;background:#57606a;white-space:nowrap}
 .o-pass,.o-passed,.o-held{background:#1a7f37}.o-fail,.o-failed,.o-breached,.o-unreachable,.o-incomplete{background:#cf222e}.o-warn{background:#9a6700}
@@ -171,7 +171,7 @@ std::string coverage_section(const json::object& contract) {
     for (const auto& c : arr(rule, "checks"))
       chips += "<a class=\"chip o-" + esc(text(obj(c), "outcome")) + "\" href=\"#" + anchor_id("check-", text(obj(c), "id")) +
                "\" title=\"" + esc(text(obj(c), "outcome") + ", " + text(obj(c), "severity")) + "\">" + esc(text(obj(c), "id")) + "</a>";
-    out += "<tr><td>" + esc(text(rule, "id")) + "</td><td>" + esc(text(rule, "section")) + "</td><td>" + esc(text(rule, "text")) +
+    out += "<tr><td>" + esc(text(rule, "id")) + "</td><td>" + esc(text(rule, "section")) + "</td><td class=\"wide\">" + esc(text(rule, "text")) +
            "</td><td>" + badge(text(rule, "outcome")) + "</td><td>" + (chips.empty() ? "<span class=\"muted\">none selected</span>" : chips) +
            "</td></tr>\n";
   }
@@ -282,7 +282,7 @@ std::string load_section(const json::object& load) {
          "<th class=\"n\">max</th><th class=\"n\">mean</th>" +
          std::string(open_loop ? "<th class=\"n\">p99 from send</th>" : "") + "<th>answers besides 200</th></tr>\n";
   LineChart curves{"Latency by percentile, " + scenario, "percentile (log scale: each step is one more nine)", "latency",
-                   XScale::percentile, ms_label, nullptr, {}};
+                   XScale::percentile, ms_label, nullptr, std::nullopt, 0, {}};
   for (const auto& [name, value] : obj(load, "operations")) {
     const auto& op = obj(value);
     const auto& l = obj(op, "latency");
@@ -302,10 +302,12 @@ std::string load_section(const json::object& load) {
   out += "</table>\n" + line_chart(curves);
 
   // Over time: latency of all operations per second, and throughput.
+  const auto seconds = static_cast<double>(std::max<std::size_t>(1, arr(load, "series").size()));
+  auto second_label = [](double s) { return fixed(s, 0) + " s"; };
   LineChart latency_time{"Latency over time, all operations, " + scenario, "seconds since measuring began", "latency",
-                         XScale::linear, ms_label, [](double s) { return fixed(s, 0) + " s"; }, {}};
+                         XScale::linear, ms_label, second_label, std::pair{0.0, seconds}, 1.0, {}};
   LineChart rate_time{"Throughput over time, " + scenario, "seconds since measuring began", "requests per second",
-                      XScale::linear, [](double r) { return fixed(r, 0) + "/s"; }, [](double s) { return fixed(s, 0) + " s"; }, {}};
+                      XScale::linear, [](double r) { return fixed(r, 0) + "/s"; }, second_label, std::pair{0.0, seconds}, 1.0, {}};
   ChartSeries p50{"p50", {}, false}, p99{"p99", {}, true}, requests{"requests/s", {}, false}, errors{"errors/s", {}, false};
   for (const auto& s : arr(load, "series")) {
     const auto& second = obj(s);
@@ -338,7 +340,7 @@ std::string load_section(const json::object& load) {
     }
     out += bar_chart(winners);
     out += line_chart({"Release skew by percentile", "percentile (log scale)", "skew", XScale::percentile, ms_label, nullptr,
-                       {{"skew", percentile_curve(skew), false}}});
+                       std::nullopt, 0, {{"skew", percentile_curve(skew), false}}});
     const double count = number(race, "violation_count");
     out += "<p><strong class=\"" + std::string(count > 0 ? "bad" : "good") + "\">" + whole(count) + " violation(s)</strong>" +
            (count > static_cast<double>(arr(race, "violations").size())

@@ -2,7 +2,9 @@
 #include "reports/run_document.hpp"
 
 #include <boost/json.hpp>
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <stdexcept>
 #include <thread>
@@ -185,6 +187,16 @@ json::object compare(const RunParts& current, const RunParts& baseline, double l
                          {"base_url", object_in(baseline_envelope, "target")
                                           ? string_in(*object_in(baseline_envelope, "target"), "base_url")
                                           : std::string{}}};
+  // Regressions first, the worst first: what a reader looks for.
+  std::stable_sort(figures.begin(), figures.end(), [](const json::value& a, const json::value& b) {
+    auto rank = [](const json::value& f) {
+      constexpr double kInf = std::numeric_limits<double>::infinity();
+      if (!f.at("regressed").as_bool()) return -kInf;
+      const auto& w = f.at("worse_pct");
+      return w.is_number() ? w.to_number<double>() : kInf;
+    };
+    return rank(a) > rank(b);
+  });
   return json::object{{"baseline", std::move(base_info)},
                       {"max_regression_pct", limit_pct},
                       {"figures", std::move(figures)},
@@ -230,7 +242,8 @@ json::object run_document(RunParts parts, std::optional<json::object> comparison
       for (const auto& f : comparison->at("figures").as_array())
         if (f.at("regressed").as_bool() && listed++ < 3)
           named += std::string(named.empty() ? "" : ", ") + string_in(f.get_object(), "scenario") + " " +
-                   string_in(f.get_object(), "operation") + " " + string_in(f.get_object(), "figure");
+                   string_in(f.get_object(), "operation") + " " + string_in(f.get_object(), "figure") + " " +
+                   (number_in(&f.get_object(), "change_pct") ? percent(*number_in(&f.get_object(), "change_pct")) : "(from 0)");
       reasons.emplace_back(std::to_string(n) + " figure(s) regressed beyond " +
                            percent(number_in(&*comparison, "max_regression_pct").value_or(0)).substr(1) +
                            " of the baseline: " + named + (n > 3 ? ", ..." : ""));
@@ -243,8 +256,12 @@ json::object run_document(RunParts parts, std::optional<json::object> comparison
   const std::string status = code == 3 ? "unreachable" : meta.incomplete ? "incomplete" : code ? "failed" : "passed";
   std::string reason;
   for (const auto& r : reasons) reason += (reason.empty() ? "" : "; ") + std::string(r.as_string());
-  if (reason.empty()) reason = "every contract check held, no invariant broke, every threshold held" +
-                               std::string(comparison ? ", and no figure regressed beyond the limit" : "");
+  if (reason.empty()) {
+    if (parts.contract) reason = "every contract check held";
+    if (!parts.loads.empty()) reason += std::string(reason.empty() ? "" : ", ") + "no invariant broke, every threshold held";
+    if (comparison) reason += std::string(reason.empty() ? "" : ", ") + "no figure regressed beyond the limit";
+    if (reason.empty()) reason = "nothing ran";
+  }
   doc["verdict"] = json::object{{"status", status}, {"exit_code", code}, {"reason", reason},
                                 {"reasons", std::move(reasons)}, {"incomplete", meta.incomplete}};
   doc["config"] = meta.config;

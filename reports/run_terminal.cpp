@@ -74,7 +74,7 @@ std::string run_summary(const json::object& doc, const TerminalStyle& style) {
   const json::value verdict = doc.at("verdict");
   const std::string status = str(verdict, "status");
   std::string label = status == "passed" ? "PASSED" : status == "incomplete" ? "INCOMPLETE" : status == "unreachable" ? "UNREACHABLE" : "FAILED";
-  out += "crh run verdict: " + paint(style.color, label, status == "passed" ? "1;32" : "1;31") + " (" + str(verdict, "reason") + ")\n";
+  out += "verdict of the run: " + paint(style.color, label, status == "passed" ? "1;32" : "1;31") + " (" + str(verdict, "reason") + ")\n";
   return out;
 }
 

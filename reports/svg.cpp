@@ -4,14 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include "reports/junit.hpp"
 
 namespace crh::reports {
 namespace {
 
-constexpr double kWidth = 760, kHeight = 300;
-constexpr double kLeft = 78, kRight = 24, kTop = 34, kBottom = 50;
+constexpr double kWidth = 900, kHeight = 300;
+constexpr double kLeft = 78, kRight = 170, kTop = 34, kBottom = 50;
 constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
 
 std::string num(double v) {
@@ -80,6 +81,8 @@ std::string line_chart(const LineChart& c) {
   if (c.x_scale == XScale::percentile) {
     x_min = 0;
     x_max = std::max(1.0, std::ceil(x_max));
+  } else if (c.x_range) {
+    std::tie(x_min, x_max) = *c.x_range;
   }
   if (x_max <= x_min) x_max = x_min + 1;
   const double y_step = nice_step(y_max > 0 ? y_max : 1, 5);
@@ -97,7 +100,7 @@ std::string line_chart(const LineChart& c) {
     for (double x = 0; x <= x_max + 1e-9; x += 1) x_ticks.push_back(x);
     x_ticks.push_back(std::log10(2.0));  // 50%
   } else {
-    const double step = nice_step(x_max - x_min, 8);
+    const double step = std::max(nice_step(x_max - x_min, 8), c.x_min_step);
     for (double x = std::ceil(x_min / step) * step; x <= x_max + 1e-9; x += step) x_ticks.push_back(x);
   }
   for (double x : x_ticks) {
@@ -116,20 +119,15 @@ std::string line_chart(const LineChart& c) {
     body += "<path class=\"line\" d=\"" + path + "\" stroke=\"" + series_color(i) + "\"" +
             (s.dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>";
   }
-  // The legend, in columns along the top right of the plot.
+  // The legend, right of the plot, so it never hides a line.
   std::string legend;
-  double lx = kLeft + 10, ly = kTop + 8;
-  for (std::size_t i = 0; i < c.series.size(); ++i) {
-    legend += "<line x1=\"" + num(lx) + "\" y1=\"" + num(ly) + "\" x2=\"" + num(lx + 18) + "\" y2=\"" + num(ly) +
+  const double lx = kLeft + kPlotW + 14;
+  double ly = kTop + 8;
+  for (std::size_t i = 0; i < c.series.size(); ++i, ly += 16)
+    legend += "<line x1=\"" + num(lx) + "\" y1=\"" + num(ly) + "\" x2=\"" + num(lx + 22) + "\" y2=\"" + num(ly) +
               "\" stroke=\"" + series_color(i) + "\" stroke-width=\"3\"" +
-              (c.series[i].dashed ? " stroke-dasharray=\"6 4\"" : "") + "/><text class=\"legend\" x=\"" + num(lx + 22) +
+              (c.series[i].dashed ? " stroke-dasharray=\"6 4\"" : "") + "/><text class=\"legend\" x=\"" + num(lx + 28) +
               "\" y=\"" + num(ly + 4) + "\">" + xml_escape(c.series[i].label) + "</text>";
-    ly += 15;
-    if (ly > kTop + kPlotH - 20) {
-      ly = kTop + 8;
-      lx += 150;
-    }
-  }
   return frame(c.title, body + "<g class=\"legend-box\">" + legend + "</g>", kHeight);
 }
 

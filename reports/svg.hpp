@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,8 @@ struct LineChart {
   XScale x_scale = XScale::linear;
   std::function<std::string(double)> y_format;  // tick labels, with the unit
   std::function<std::string(double)> x_format;  // linear axis tick labels
+  std::optional<std::pair<double, double>> x_range;  // linear axis: fixed ends (else the data's)
+  double x_min_step = 0;                             // linear axis: no finer ticks than this
   std::vector<ChartSeries> series;
 };
 

@@ -18,5 +18,7 @@ struct Command {
 Command add_serve_command(CLI::App& app);
 Command add_contract_command(CLI::App& app);
 Command add_load_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
+Command add_report_command(CLI::App& app);
 
 }  // namespace crh::runners

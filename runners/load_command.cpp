@@ -16,6 +16,7 @@
 #include "exit_codes.hpp"
 #include "interrupt.hpp"
 #include "load_session.hpp"
+#include "loadgen/options.hpp"
 #include "loadgen/result.hpp"
 #include "reference/server.hpp"
 #include "reports/load_terminal.hpp"
@@ -50,50 +51,6 @@ struct LoadOptions {
   bool quiet = false;
 };
 
-constexpr std::string_view kDefaultMix =
-    "list-agents=10,get-agent=20,snooze=5,wake=5,db-get=20,db-set=10,list-aliases=15,tag=10,call=5";
-
-std::vector<loadgen::MixEntry> parse_mix(std::string_view text) {
-  std::vector<loadgen::MixEntry> out;
-  while (!text.empty()) {
-    auto comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
-    auto eq = item.find('=');
-    if (eq == std::string_view::npos)
-      throw std::invalid_argument("--mix: \"" + std::string(item) + "\" is not op=weight");
-    auto op = loadgen::op_kind_by_name(item.substr(0, eq));
-    if (!op || *op == loadgen::OpKind::get || *op == loadgen::OpKind::untag || *op == loadgen::OpKind::recall)
-      throw std::invalid_argument("--mix: unknown operation \"" + std::string(item.substr(0, eq)) +
-                                  "\" (expected list-agents, get-agent, snooze, wake, db-get, db-set, "
-                                  "list-aliases, tag (each tag is then deleted) or call)");
-    const std::string weight(item.substr(eq + 1));
-    std::size_t used = 0;
-    double w = -1;
-    try {
-      w = std::stod(weight, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != weight.size() || w < 0)
-      throw std::invalid_argument("--mix: weight of " + std::string(item.substr(0, eq)) + " must be a number >= 0, got \"" +
-                                  weight + "\"");
-    out.push_back({*op, w});
-  }
-  return out;
-}
-
-double parse_rate(std::string text) {
-  if (text.ends_with("/s")) text.resize(text.size() - 2);
-  std::size_t used = 0;
-  double r = 0;
-  try {
-    r = std::stod(text, &used);
-  } catch (const std::exception&) {
-  }
-  if (used != text.size() || r <= 0) throw std::invalid_argument("--rate: expected requests per second such as 500 or 500/s");
-  return r;
-}
-
 int run_load_command(const LoadOptions& o) {
   loadgen::LoadConfig config;
   std::vector<loadgen::Threshold> thresholds;
@@ -105,9 +62,9 @@ int run_load_command(const LoadOptions& o) {
     if (!o.rate.empty()) {
       if (config.scenario == loadgen::Scenario::race)
         throw std::invalid_argument("--rate: the race is paced by its rounds; use --connections for rounds in flight");
-      config.rate = parse_rate(o.rate);
+      config.rate = loadgen::parse_rate(o.rate);
     }
-    config.mix = parse_mix(o.mix.empty() ? kDefaultMix : std::string_view(o.mix));
+    config.mix = loadgen::parse_mix(o.mix.empty() ? loadgen::kDefaultMix : std::string_view(o.mix));
     thresholds = loadgen::parse_thresholds(o.thresholds);
     if (!o.profile_file.empty()) {
       auto profile = contracts::load_profile(o.profile_file);
@@ -190,7 +147,7 @@ Command add_load_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(2, 1000));
   sub->add_option("--path", o->path, "get: the path requested, under the base URL")->capture_default_str();
-  sub->add_option("--mix", o->mix, "mixed: op=weight,... (default " + std::string(kDefaultMix) + ")");
+  sub->add_option("--mix", o->mix, "mixed: op=weight,... (default " + std::string(loadgen::kDefaultMix) + ")");
   sub->add_option("--threshold", o->thresholds,
                   "a limit in the k6 manner, e.g. 'call.p99<20ms', 'errors<0.1%', 'violations==0' (repeatable)");
   sub->add_option("--seed", o->seed, "seed of the mixed scenario's operation sequence")->capture_default_str();

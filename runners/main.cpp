@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
                "The API key comes from CRH_API_KEY or --api-key-file, never from a flag value."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "crh 0.1.0");
-  const std::vector<Command> commands{add_serve_command(app), add_contract_command(app), add_load_command(app)};
+  const std::vector<Command> commands{add_serve_command(app), add_contract_command(app), add_load_command(app), add_run_command(app),
+                                     add_report_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,35 @@
+// Result files for `crh report` and `crh run`: reading them, merging shards
+// into one set of parts, and writing the outputs whole or not at all.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "reports/run_document.hpp"
+
+namespace crh::runners {
+
+// The document in `path`. Throws std::runtime_error naming the file and what is wrong.
+boost::json::object read_result_file(const std::string& path);
+
+// The parts of every document; several results of one kind (shards) merge
+// exactly: contract checks unite, loads of one scenario add up bucket by
+// bucket. Throws std::runtime_error naming the file that cannot be merged.
+reports::RunParts merge_documents(const std::vector<std::pair<std::string, boost::json::object>>& documents);
+
+struct OutputFiles {
+  std::string json;
+  std::string html;
+  std::string junit;
+};
+
+// Writes the requested renderings of a run document, each through a
+// temporary file and a rename, with `api_key` (when not empty) redacted.
+// Returns what could not be written.
+std::vector<std::string> write_outputs(const boost::json::object& run_document, const OutputFiles& files,
+                                       const std::string& api_key);
+
+}  // namespace crh::runners
