@@ -1,0 +1,43 @@
+# The shared prelude of the CLI tests: a scratch folder, crh serve started
+# on 127.0.0.1:0 and stopped on exit, and run/fail helpers. Sourced with
+# crh as $1; loopback only.
+
+crh=$1
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in ${pids[@]+"${pids[@]}"}; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+failures=0
+step() { echo "--- $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+key=cli-secret-key-5d1e
+
+# Runs crh with the given arguments; sets $code, output in $work/run.out and $work/run.err.
+run() {
+  code=0
+  "$crh" "$@" >"$work/run.out" 2>"$work/run.err" || code=$?
+}
+show() { echo "  stdout: $(tail -n 5 "$work/run.out")"; echo "  stderr: $(tail -n 5 "$work/run.err")"; }
+
+# Starts crh serve on 127.0.0.1:0 with the given arguments; sets $pid and $url.
+start() {
+  local n=${#pids[@]}
+  CRH_API_KEY=$key "$crh" serve --listen 127.0.0.1:0 --threads 2 "$@" >"$work/serve.out.$n" 2>"$work/serve.err.$n" &
+  pid=$!
+  pids+=("$pid")
+  url=
+  for _ in $(seq 200); do
+    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/serve.out.$n" | head -n1 || true)
+    [ -n "$url" ] && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "FAIL: crh serve $* did not print its URL: $(cat "$work/serve.err.$n")"
+  exit 1
+}
+stop() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# `crh run` and `crh report` as a user runs them: the nightly job on the
+# embedded service writes a well-formed, self-contained HTML report, JSON and
+# JUnit; a run against `crh serve --fault slow-tag` compared with that
+# baseline exits 1 naming the tag latency, marked red in the report; shards
+# merge; Ctrl-C writes an incomplete result and leaves the target as found;
+# usage errors exit 2. Loopback only; every server is stopped on exit.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+# Fails unless $1 is well-formed XML (xmllint when present) and fetches nothing.
+self_contained_html() {
+  if command -v xmllint >/dev/null 2>&1; then
+    xmllint --noout "$1" 2>"$work/xmllint.err" || fail "$1 is not well-formed: $(head -n 3 "$work/xmllint.err")"
+  fi
+  if grep -Eqi '<script|<link|<img|<iframe|src=|url\(|@import|href="[^#]' "$1"; then
+    fail "$1 references something outside itself: $(grep -Eoi '<script|<link|<img|<iframe|src=[^ ]*|url\([^)]*|@import|href="[^#][^"]*' "$1" | head -n 3)"
+  fi
+}
+
+step "a. crh run on the embedded service: exit 0, report.html, result.json and junit.xml"
+run run --suite endpoints --suite binding --load-duration 1 --html "$work/report.html" --json "$work/base.json" --junit "$work/junit.xml"
+[ "$code" -eq 0 ] || { fail "crh run on the embedded service exited $code, expected 0"; show; }
+for f in report.html base.json junit.xml; do [ -s "$work/$f" ] || fail "crh run did not write $f"; done
+self_contained_html "$work/report.html"
+for want in 'id="contract"' 'id="coverage"' 'id="checks"' 'id="load-race"' 'id="load-mixed"' 'Latency by percentile' \
+            'Winners per round' 'Throughput over time' 'Configuration and environment' '<svg'; do
+  grep -q -- "$want" "$work/report.html" || fail "report.html lacks $want"
+done
+grep -q '"kind":"run"' "$work/base.json" || fail "result.json is not a run document"
+if command -v xmllint >/dev/null 2>&1; then
+  xmllint --noout "$work/junit.xml" || fail "junit.xml is not well-formed"
+fi
+grep -q 'classname="crh.load.race" name="first caller wins' "$work/junit.xml" || fail "junit.xml lacks the race's invariant"
+grep -q "PASSED" "$work/run.out" || fail "the summary lacks the verdict"
+
+step "b. against crh serve --fault slow-tag with the baseline: exit 1 naming the tag latency, red in the report"
+start --aliases 24 --fault slow-tag
+CRH_API_KEY=$key run run --base-url "$url" --suite endpoints --load-duration 1 --baseline "$work/base.json" \
+  --html "$work/slow.html" --json "$work/slow.json" --junit "$work/slow-junit.xml"
+[ "$code" -eq 1 ] || { fail "the slowed target compared with the baseline exited $code, expected 1"; show; }
+grep -Eq 'REGRESSED (race|mixed) tag p(50|99)' "$work/run.out" || { fail "the summary does not name the tag latency"; show; }
+grep -Eq 'verdict of the run: FAILED .*tag p(50|99)' "$work/run.out" || fail "the verdict does not name the tag latency"
+grep -Eq '<tr class="regressed"><td>(race|mixed)</td><td>tag</td><td>p(50|99)</td>' "$work/slow.html" ||
+  fail "the report does not mark the tag latency as regressed"
+grep -q 'REGRESSED (worse than the 20.0% limit)' "$work/slow.html" || fail "the report does not say why the row is red"
+grep -Eq '<testcase classname="crh.regressions" name="(race|mixed) tag p(50|99)"' "$work/slow-junit.xml" ||
+  fail "junit.xml has no testcase for the tag latency"
+grep -q '<failure type="regression"' "$work/slow-junit.xml" || fail "junit.xml does not fail the regression"
+self_contained_html "$work/slow.html"
+for f in slow.html slow.json slow-junit.xml run.out run.err; do
+  if grep -q "$key" "$work/$f"; then fail "the API key appears in $f"; fi
+done
+
+step "c. crh report renders and compares results written earlier"
+run report "$work/slow.json" --baseline "$work/base.json" --html "$work/again.html" --quiet
+[ "$code" -eq 1 ] || { fail "crh report of the slowed run against the baseline exited $code, expected 1"; show; }
+self_contained_html "$work/again.html"
+run report "$work/base.json" --baseline "$work/base.json" --max-regression 0
+[ "$code" -eq 0 ] || { fail "a result compared with itself exited $code, expected 0"; show; }
+
+step "d. two load shards merge: counts add"
+start --aliases 24
+CRH_API_KEY=$key run load --base-url "$url" --scenario get --connections 2 --duration 1 --json "$work/shard1.json"
+CRH_API_KEY=$key run load --base-url "$url" --scenario get --connections 3 --duration 1 --json "$work/shard2.json"
+run report "$work/shard1.json" "$work/shard2.json" --json "$work/merged.json" --junit "$work/merged.xml"
+[ "$code" -eq 0 ] || { fail "merging two shards exited $code, expected 0"; show; }
+n1=$(grep -o '"requests":[0-9]*' "$work/shard1.json" | head -n1 | cut -d: -f2)
+n2=$(grep -o '"requests":[0-9]*' "$work/shard2.json" | head -n1 | cut -d: -f2)
+nm=$(grep -o '"requests":[0-9]*' "$work/merged.json" | head -n1 | cut -d: -f2)
+[ "$nm" -eq $((n1 + n2)) ] || fail "the merged result counts $nm requests, expected $n1 + $n2"
+grep -q '"connections":5' "$work/merged.json" || fail "the merged result does not add the connections"
+run report "$work/shard1.json" "$work/base.json"
+[ "$code" -eq 0 ] || { fail "a get shard beside a run document exited $code, expected 0"; show; }
+
+step "e. Ctrl-C during crh run writes what was gathered, marked incomplete, and restores the target"
+CRH_API_KEY=$key "$crh" run --base-url "$url" --suite endpoints --load-duration 30 --json "$work/partial.json" \
+  --html "$work/partial.html" >"$work/int.out" 2>&1 &
+runner=$!
+for _ in $(seq 100); do grep -q 'race load' "$work/int.out" && break; sleep 0.1; done
+sleep 1
+kill -INT "$runner"
+code=0
+wait "$runner" || code=$?
+[ "$code" -eq 1 ] || { fail "an interrupted crh run exited $code, expected 1"; tail -n 5 "$work/int.out"; }
+grep -q '"incomplete":true' "$work/partial.json" || fail "the interrupted result is not marked incomplete"
+grep -q 'INCOMPLETE' "$work/partial.html" || fail "the interrupted report does not say INCOMPLETE"
+grep -q 'mixed load: not run, the run was interrupted' "$work/partial.json" || fail "the result does not say the mixed load was left out"
+tags=$(curl -sS "$url/api/v1/channels/1/alias-numbers" -H "Apikey: $key")
+if echo "$tags" | grep -q 'crh-load'; then fail "the interrupted run left tags behind: $tags"; fi
+
+step "f. usage errors exit 2"
+run report "$work/no-such.json"
+[ "$code" -eq 2 ] || fail "a missing result file exited $code, expected 2"
+echo '{"hello":1}' >"$work/foreign.json"
+run report "$work/foreign.json"
+[ "$code" -eq 2 ] || fail "a foreign JSON file exited $code, expected 2"
+grep -q 'not a crh result document' "$work/run.err" || fail "a foreign file is not named as such: $(cat "$work/run.err")"
+head -c 100 "$work/base.json" >"$work/truncated.json"
+run report "$work/truncated.json"
+[ "$code" -eq 2 ] || fail "a truncated result exited $code, expected 2"
+run run --scenario bogus
+[ "$code" -eq 2 ] || fail "--scenario bogus exited $code, expected 2"
+run run --threshold 'race:nothing.p99<1ms'
+[ "$code" -eq 2 ] || fail "an unknown threshold subject exited $code, expected 2"
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "all crh run and crh report checks passed"
