@@ -18,9 +18,10 @@ configure: $(BUILD)/build.ninja
 build: deps configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: every contract suite, the slow ones too, on the embedded reference service.
+# The main job: the nightly run (every contract suite, the slow ones too, the
+# race and the mixed load, the report) on the embedded reference service.
 demo: build
-	$(BUILD)/crh contract --slow --minute-ms 1000
+	$(BUILD)/crh run --slow --minute-ms 1000 --load-duration 5 --html report.html --json result.json --junit junit.xml
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
