@@ -10,6 +10,7 @@
 #include "reports/junit.hpp"
 #include "reports/load_terminal.hpp"
 #include "reports/svg.hpp"
+#include "reports/text.hpp"
 
 namespace crh::reports {
 namespace json = boost::json;
@@ -49,22 +50,9 @@ bool flag(const json::object& o, std::string_view key) {
 
 std::string esc(std::string_view s) { return xml_escape(s); }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 std::string whole(double v) { return fixed(v, 0); }
 
 std::string percent(double fraction) { return fixed(fraction * 100, fraction < 0.001 && fraction > 0 ? 3 : 2) + "%"; }
-
-std::string figure_value(const std::string& unit, double v) {
-  if (unit == "ns") return format_ns(v);
-  if (unit == "per_second") return fixed(v, v < 100 ? 1 : 0) + "/s";
-  if (unit == "fraction") return percent(v);
-  return fixed(v, 2);
-}
 
 std::string badge(const std::string& outcome) {
   std::string label = outcome;
@@ -152,8 +140,8 @@ std::string comparison_section(const json::object& c) {
     const bool better = worse && worse->is_number() && worse->to_number<double>() < 0;
     out += std::string("<tr") + (regressed ? " class=\"regressed\"" : "") + "><td>" + esc(text(*f, "scenario")) + "</td><td>" +
            esc(text(*f, "operation")) + "</td><td>" + esc(text(*f, "figure")) + "</td><td class=\"n\">" +
-           esc(figure_value(text(*f, "unit"), number(*f, "baseline"))) + "</td><td class=\"n\">" +
-           esc(figure_value(text(*f, "unit"), number(*f, "current"))) + "</td><td class=\"n" +
+           esc(format_figure(text(*f, "unit"), number(*f, "baseline"))) + "</td><td class=\"n\">" +
+           esc(format_figure(text(*f, "unit"), number(*f, "current"))) + "</td><td class=\"n" +
            (regressed ? " bad" : better ? " good" : "") + "\">" + esc(change_text) + "</td><td class=\"mark\">" +
            (regressed ? "REGRESSED (worse than the " + fixed(limit, 1) + "% limit)" : text(*f, "note").empty() ? "within the limit" : esc(text(*f, "note"))) +
            "</td></tr>\n";

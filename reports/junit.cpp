@@ -4,6 +4,8 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
+#include "reports/text.hpp"
+
 namespace crh::reports {
 namespace json = boost::json;
 
@@ -25,11 +27,6 @@ std::string xml_escape(std::string_view text) {
 }
 
 namespace {
-
-std::string str(const json::value& v, std::string_view key) {
-  if (auto* p = v.as_object().if_contains(key); p && p->is_string()) return std::string(p->get_string());
-  return {};
-}
 
 std::string seconds(double ms) {
   char buf[32];
@@ -171,17 +168,6 @@ std::string contract_suites(const json::value& result, Totals& totals) {
   return body;
 }
 
-double number(const json::value& v, std::string_view key) {
-  const auto* p = v.as_object().if_contains(key);
-  return p && p->is_number() ? p->to_number<double>() : 0.0;
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 // A load result: the race's invariant, each threshold, and what was measured.
 std::string load_suite(const json::value& load, Totals& totals) {
   const std::string scenario = str(load.at("config"), "scenario");
@@ -192,9 +178,9 @@ std::string load_suite(const json::value& load, Totals& totals) {
   const auto& totals_json = load.at("totals");
   const auto& verdict = load.at("verdict");
   ++n;
-  cases += "    <testcase classname=\"" + classname + "\" name=\"completed\" time=\"" + seconds(number(totals_json, "measured_s") * 1000) + "\">\n";
-  std::string summary = fixed(number(totals_json, "requests"), 0) + " requests, " + fixed(number(totals_json, "achieved_rate"), 0) +
-                        "/s, " + fixed(number(totals_json, "errors"), 0) + " errors\n";
+  cases += "    <testcase classname=\"" + classname + "\" name=\"completed\" time=\"" + seconds(num(totals_json, "measured_s") * 1000) + "\">\n";
+  std::string summary = fixed(num(totals_json, "requests"), 0) + " requests, " + fixed(num(totals_json, "achieved_rate"), 0) +
+                        "/s, " + fixed(num(totals_json, "errors"), 0) + " errors\n";
   for (const auto& why : verdict.at("invalid_reasons").as_array()) summary += "INVALID: " + std::string(why.as_string()) + "\n";
   if (verdict.at("interrupted").as_bool()) {
     ++e;
@@ -205,10 +191,10 @@ std::string load_suite(const json::value& load, Totals& totals) {
   cases += "    </testcase>\n";
   if (const auto* race = load.as_object().if_contains("race")) {
     ++n;
-    const double count = number(*race, "violation_count");
+    const double count = num(*race, "violation_count");
     cases += "    <testcase classname=\"" + classname + "\" name=\"first caller wins: exactly one winner per round\" time=\"0\">\n";
-    std::string listing = fixed(number(*race, "rounds"), 0) + " rounds, " + fixed(count, 0) + " violation(s)\n";
-    for (const auto& v : race->at("violations").as_array()) listing += str(v, "kind") + " (round " + fixed(number(v, "round"), 0) + "): " + str(v, "explanation") + "\n";
+    std::string listing = fixed(num(*race, "rounds"), 0) + " rounds, " + fixed(count, 0) + " violation(s)\n";
+    for (const auto& v : race->at("violations").as_array()) listing += str(v, "kind") + " (round " + fixed(num(v, "round"), 0) + "): " + str(v, "explanation") + "\n";
     if (count > 0) {
       ++f;
       cases += "      <failure type=\"violation\" message=\"" + fixed(count, 0) + " invariant violation(s)\">" + xml_escape(listing) + "</failure>\n";
@@ -228,29 +214,21 @@ std::string load_suite(const json::value& load, Totals& totals) {
     }
     cases += "    </testcase>\n";
   }
-  return suite_xml("load." + scenario, n, f, e, 0, number(totals_json, "measured_s") * 1000, timestamp, cases, totals);
-}
-
-std::string figure_text(const json::value& f, double v) {
-  const std::string unit = str(f, "unit");
-  if (unit == "ns") return fixed(v / 1e6, 3) + " ms";
-  if (unit == "per_second") return fixed(v, 1) + "/s";
-  if (unit == "fraction") return fixed(v * 100, 3) + "%";
-  return fixed(v, 3);
+  return suite_xml("load." + scenario, n, f, e, 0, num(totals_json, "measured_s") * 1000, timestamp, cases, totals);
 }
 
 // A testcase per compared figure, failing where it regressed beyond the limit.
 std::string regression_suite(const json::value& comparison, const std::string& timestamp, Totals& totals) {
   std::string cases;
   long n = 0, f = 0;
-  const double limit = number(comparison, "max_regression_pct");
+  const double limit = num(comparison, "max_regression_pct");
   for (const auto& fig : comparison.at("figures").as_array()) {
     ++n;
     const std::string name = str(fig, "scenario") + " " + str(fig, "operation") + " " + str(fig, "figure");
     const std::string change = fig.at("change_pct").is_number() ? fixed(fig.at("change_pct").to_number<double>(), 1) + "%" : "new";
     const std::string line = str(fig, "figure") + " of " + str(fig, "operation") + " (" + str(fig, "scenario") + " load) was " +
-                             figure_text(fig, number(fig, "baseline")) + " in the baseline and is " +
-                             figure_text(fig, number(fig, "current")) + " now (" + (change[0] == '-' || change == "new" ? "" : "+") +
+                             format_figure(str(fig, "unit"), num(fig, "baseline")) + " in the baseline and is " +
+                             format_figure(str(fig, "unit"), num(fig, "current")) + " now (" + (change[0] == '-' || change == "new" ? "" : "+") +
                              change + "; limit " + fixed(limit, 1) + "% worse)";
     cases += "    <testcase classname=\"crh.regressions\" name=\"" + xml_escape(name) + "\" time=\"0\">\n";
     if (fig.at("regressed").as_bool()) {

@@ -10,17 +10,6 @@ namespace crh::reports {
 namespace json = boost::json;
 namespace {
 
-double num(const json::value& v, std::string_view key) {
-  const auto* p = v.as_object().if_contains(key);
-  return p && p->is_number() ? p->to_number<double>() : 0.0;
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
 std::string right(std::string s, std::size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
@@ -30,18 +19,7 @@ std::string left(std::string s, std::size_t width) {
   return s;
 }
 
-std::string paint(bool on, const std::string& text, const char* code) {
-  return on ? std::string("\x1b[") + code + "m" + text + "\x1b[0m" : text;
-}
-
 }  // namespace
-
-std::string format_ns(double ns) {
-  if (ns < 1e3) return fixed(ns, 0) + " ns";
-  if (ns < 1e6) return fixed(ns / 1e3, ns < 1e4 ? 2 : ns < 1e5 ? 1 : 0) + " µs";
-  if (ns < 1e9) return fixed(ns / 1e6, ns < 1e7 ? 2 : ns < 1e8 ? 1 : 0) + " ms";
-  return fixed(ns / 1e9, 2) + " s";
-}
 
 std::string load_summary(const json::value& doc, const TerminalStyle& style) {
   std::string out;

@@ -6,12 +6,10 @@
 #include <string>
 
 #include "reports/terminal.hpp"
+#include "reports/text.hpp"
 
 namespace crh::reports {
 
 std::string load_summary(const boost::json::value& result, const TerminalStyle& style);
-
-// "812 µs", "1.23 ms", "2.50 s": a duration in nanoseconds for people.
-std::string format_ns(double ns);
 
 }  // namespace crh::reports

@@ -2,7 +2,6 @@
 #include "reports/run_terminal.hpp"
 
 #include <boost/json.hpp>
-#include <cstdio>
 
 #include "reports/load_terminal.hpp"
 #include "reports/text.hpp"
@@ -11,35 +10,13 @@ namespace crh::reports {
 namespace json = boost::json;
 namespace {
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-std::string paint(bool on, const std::string& text, const char* code) {
-  return on ? std::string("\x1b[") + code + "m" + text + "\x1b[0m" : text;
-}
-
-double num(const json::value& v, std::string_view key) {
-  const auto* p = v.as_object().if_contains(key);
-  return p && p->is_number() ? p->to_number<double>() : 0.0;
-}
-
-std::string value_text(const std::string& unit, double v) {
-  if (unit == "ns") return format_ns(v);
-  if (unit == "per_second") return fixed(v, v < 100 ? 1 : 0) + "/s";
-  if (unit == "fraction") return fixed(v * 100, 3) + "%";
-  return fixed(v, 2);
-}
-
 std::string figure_line(const json::value& f) {
   const std::string unit = str(f, "unit");
   const auto& change = f.at("change_pct");
   const std::string change_text =
       change.is_number() ? (change.to_number<double>() >= 0 ? "+" : "") + fixed(change.to_number<double>(), 1) + "%" : "new";
-  return str(f, "scenario") + " " + str(f, "operation") + " " + str(f, "figure") + ": " + value_text(unit, num(f, "baseline")) +
-         " → " + value_text(unit, num(f, "current")) + " (" + change_text + ")";
+  return str(f, "scenario") + " " + str(f, "operation") + " " + str(f, "figure") + ": " + format_figure(unit, num(f, "baseline")) +
+         " → " + format_figure(unit, num(f, "current")) + " (" + change_text + ")";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "reports/text.hpp"
 
 #include <boost/json.hpp>
+#include <cstdio>
 
 namespace crh::reports {
 
@@ -15,6 +16,35 @@ std::string clean(std::string_view text) {
 std::string str(const boost::json::value& v, std::string_view key) {
   if (auto* p = v.as_object().if_contains(key); p && p->is_string()) return clean(p->get_string());
   return {};
+}
+
+double num(const boost::json::value& v, std::string_view key) {
+  const auto* p = v.is_object() ? v.as_object().if_contains(key) : nullptr;
+  return p && p->is_number() ? p->to_number<double>() : 0.0;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string paint(bool on, const std::string& text, const char* code) {
+  return on ? std::string("\x1b[") + code + "m" + text + "\x1b[0m" : text;
+}
+
+std::string format_ns(double ns) {
+  if (ns < 1e3) return fixed(ns, 0) + " ns";
+  if (ns < 1e6) return fixed(ns / 1e3, ns < 1e4 ? 2 : ns < 1e5 ? 1 : 0) + " µs";
+  if (ns < 1e9) return fixed(ns / 1e6, ns < 1e7 ? 2 : ns < 1e8 ? 1 : 0) + " ms";
+  return fixed(ns / 1e9, 2) + " s";
+}
+
+std::string format_figure(std::string_view unit, double v) {
+  if (unit == "ns") return format_ns(v);
+  if (unit == "per_second") return fixed(v, v < 100 ? 1 : 0) + "/s";
+  if (unit == "fraction") return fixed(v * 100, 3) + "%";
+  return fixed(v, 3);
 }
 
 }  // namespace crh::reports

@@ -1,5 +1,6 @@
-// Text from a result document made safe for a terminal: a target's answer
-// must not drive it (escape sequences), so control bytes show as '?'.
+// Text and numbers from result documents for people: text made safe for a
+// terminal (a target's answer must not drive it, so control bytes show as
+// '?'), and the units every rendering shares.
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -12,5 +13,20 @@ std::string clean(std::string_view text);
 
 // The string field `key` of object `v`, cleaned; empty when absent or not a string.
 std::string str(const boost::json::value& v, std::string_view key);
+
+// The number field `key` of object `v`; 0 when absent or not a number.
+double num(const boost::json::value& v, std::string_view key);
+
+// `v` with that many decimals.
+std::string fixed(double v, int decimals);
+
+// `text` in an ANSI colour (`code` such as "1;31") when `on`.
+std::string paint(bool on, const std::string& text, const char* code);
+
+// "812 µs", "1.23 ms", "2.50 s": a duration in nanoseconds for people.
+std::string format_ns(double ns);
+
+// A compared figure in its unit ("ns", "per_second", "fraction"): 1.23 ms, 2884/s, 0.125%.
+std::string format_figure(std::string_view unit, double v);
 
 }  // namespace crh::reports
