@@ -329,18 +329,18 @@ std::string load_section(const json::object& load) {
     out += bar_chart(winners);
     out += line_chart({"Release skew by percentile", "percentile (log scale)", "skew", XScale::percentile, ms_label, nullptr,
                        std::nullopt, 0, {{"skew", percentile_curve(skew), false}}});
+    constexpr std::size_t kShown = 20;
     const double count = number(race, "violation_count");
+    const std::size_t kept = arr(race, "violations").size();
     out += "<p><strong class=\"" + std::string(count > 0 ? "bad" : "good") + "\">" + whole(count) + " violation(s)</strong>" +
-           (count > static_cast<double>(arr(race, "violations").size())
-                ? " (the first " + std::to_string(arr(race, "violations").size()) + " are listed with their proof)"
+           (count > static_cast<double>(std::min(kept, kShown))
+                ? " (the first " + std::to_string(std::min(kept, kShown)) + " are shown with the operations that prove them; the JSON result keeps the first " +
+                      std::to_string(kept) + ")"
                 : "") +
            "</p>\n";
     std::size_t shown = 0;
     for (const auto& vv : arr(race, "violations")) {
-      if (++shown > 20) {
-        out += "<p class=\"muted\">… more in the JSON result.</p>\n";
-        break;
-      }
+      if (++shown > kShown) break;
       const auto& violation = obj(vv);
       out += "<div class=\"check o-fail-box\"><span class=\"badge o-fail\">VIOLATION</span> <code>" + esc(text(violation, "kind")) +
              "</code> round " + whole(number(violation, "round")) + ", alias " + esc(text(violation, "alias")) + "<p>" +

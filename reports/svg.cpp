@@ -115,9 +115,12 @@ std::string line_chart(const LineChart& c) {
     if (s.points.empty()) continue;
     std::string path;
     for (auto [x, y] : s.points) path += (path.empty() ? "M" : " L") + num(px(x)) + " " + num(py(y));
-    if (s.points.size() == 1) path += " h2";
     body += "<path class=\"line\" d=\"" + path + "\" stroke=\"" + series_color(i) + "\"" +
             (s.dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>";
+    // Few points (a short run's seconds): mark each, so a lone one is seen.
+    if (s.points.size() <= 30)
+      for (auto [x, y] : s.points)
+        body += "<circle cx=\"" + num(px(x)) + "\" cy=\"" + num(py(y)) + "\" r=\"3\" fill=\"" + series_color(i) + "\"/>";
   }
   // The legend, right of the plot, so it never hides a line.
   std::string legend;
