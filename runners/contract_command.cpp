@@ -11,10 +11,9 @@
 #include "commands.hpp"
 #include "contracts/rules.hpp"
 #include "contracts/runner.hpp"
-#include "core/output_file.hpp"
+#include "documents.hpp"
 #include "exit_codes.hpp"
 #include "reference/server.hpp"
-#include "reports/junit.hpp"
 #include "reports/terminal.hpp"
 #include "target_setup.hpp"
 
@@ -33,6 +32,7 @@ struct ContractOptions {
   bool strict = false;
   std::string json_file;
   std::string junit_file;
+  std::string html_file;
   long timeout_ms = 5000;
   bool verbose = false;
   bool quiet = false;
@@ -94,11 +94,9 @@ int run_contract_command(const ContractOptions& o) {
 
   const auto doc = contracts::result_document(report, run, embedded != nullptr);
   int exit_code = report.exit_code;
-  try {
-    if (!o.json_file.empty()) core::write_file_atomically(o.json_file, boost::json::serialize(doc) + "\n");
-    if (!o.junit_file.empty()) core::write_file_atomically(o.junit_file, reports::junit_xml(doc));
-  } catch (const std::exception& e) {
-    std::cerr << "crh contract: " << e.what() << "\n";
+  for (const auto& problem :
+       write_single_result_outputs(doc.as_object(), {o.json_file, o.html_file, o.junit_file}, run.target.api_key)) {
+    std::cerr << "crh contract: " << problem << "\n";
     exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
   }
   std::cout << reports::contract_summary(doc, {.color = tty, .verbose = o.verbose, .quiet = o.quiet});
@@ -127,6 +125,7 @@ Command add_contract_command(CLI::App& app) {
   sub->add_flag("--strict", o->strict, "SHOULD findings (profile defaults) fail the run");
   sub->add_option("--json", o->json_file, "write the result document here");
   sub->add_option("--junit", o->junit_file, "write JUnit XML here");
+  sub->add_option("--html", o->html_file, "write the HTML report here");
   sub->add_option("--timeout", o->timeout_ms, "deadline of one exchange in ms")
       ->capture_default_str()
       ->check(CLI::Range(10L, 600'000L));

@@ -11,6 +11,7 @@
 #include "contracts/readback.hpp"
 #include "core/curl.hpp"
 #include "core/output_file.hpp"
+#include "core/result_envelope.hpp"
 #include "loadgen/readback.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
@@ -86,19 +87,92 @@ reports::RunParts merge_documents(const std::vector<std::pair<std::string, json:
   return out;
 }
 
+namespace {
+
+std::string string_in(const json::object& o, std::string_view key) {
+  const auto* p = o.if_contains(key);
+  return p && p->is_string() ? std::string(p->get_string()) : std::string{};
+}
+
+}  // namespace
+
+reports::RunMeta meta_of(const std::vector<std::pair<std::string, json::object>>& documents, bool rendered_later) {
+  // The run's own description when one run document is rendered again;
+  // otherwise what the inputs say, and the files they came from.
+  reports::RunMeta meta;
+  if (documents.empty()) return meta;
+  const json::object& first = documents.front().second;
+  const auto* target = first.if_contains("target");
+  if (target && target->is_object()) {
+    meta.base_url = string_in(target->get_object(), "base_url");
+    meta.channel = string_in(target->get_object(), "channel");
+    const auto* embedded = target->get_object().if_contains("embedded");
+    meta.embedded = embedded && embedded->is_bool() && embedded->get_bool();
+  }
+  meta.started = std::chrono::system_clock::time_point::max();
+  for (const auto& [file, doc] : documents) {
+    if (auto t = core::parse_iso8601(string_in(doc, "started_at"))) meta.started = std::min(meta.started, *t);
+    if (const auto* d = doc.if_contains("duration_ms"); d && d->is_number())
+      meta.duration_ms = std::max(meta.duration_ms, d->to_number<double>());
+  }
+  if (meta.started == std::chrono::system_clock::time_point::max()) meta.started = std::chrono::system_clock::now();
+  if (documents.size() == 1 && string_in(first, "kind") == "run") {
+    auto object_of = [&](std::string_view key) {
+      const auto* p = first.if_contains(key);
+      return p && p->is_object() ? p->get_object() : json::object{};
+    };
+    auto strings_of = [&](std::string_view key) {
+      std::vector<std::string> out;
+      if (const auto* p = first.if_contains(key); p && p->is_array())
+        for (const auto& s : p->get_array())
+          if (s.is_string()) out.emplace_back(s.get_string());
+      return out;
+    };
+    meta.config = object_of("config");
+    meta.environment = object_of("environment");
+    meta.skipped = strings_of("skipped");
+    meta.problems = strings_of("problems");
+    const auto verdict = object_of("verdict");
+    const auto* incomplete = verdict.if_contains("incomplete");
+    meta.incomplete = incomplete && incomplete->is_bool() && incomplete->get_bool();
+  } else {
+    meta.environment = reports::environment();
+    if (rendered_later)
+      meta.environment["note"] = "of the machine that ran crh report; contract and load results do not record theirs";
+  }
+  return meta;
+}
+
+std::vector<std::string> write_single_result_outputs(const json::object& result, const OutputFiles& files,
+                                                     const std::string& api_key) {
+  std::vector<std::string> problems;
+  if (!files.html.empty()) {
+    OutputFiles html_only;
+    html_only.html = files.html;
+    const auto run = reports::run_document(reports::parts_of(result), std::nullopt, meta_of({{"", result}}, false));
+    problems = write_outputs(run, html_only, api_key);
+  }
+  OutputFiles rest = files;
+  rest.html.clear();
+  auto more = write_outputs(result, rest, api_key);
+  problems.insert(problems.end(), more.begin(), more.end());
+  return problems;
+}
+
 std::vector<std::string> write_outputs(const json::object& doc, const OutputFiles& files, const std::string& key) {
   std::vector<std::string> problems;
-  auto write = [&](const std::string& path, const std::string& text) {
+  auto write = [&](const std::string& path, const auto& render) {
     if (path.empty()) return;
     try {
+      const std::string text = render();
       core::write_file_atomically(path, key.empty() ? text : core::redact(text, key));
     } catch (const std::exception& e) {
-      problems.emplace_back(e.what());
+      problems.emplace_back(std::string(e.what()).find(path) == std::string::npos ? path + ": " + e.what() : e.what());
     }
   };
-  write(files.json, json::serialize(doc) + "\n");
-  write(files.html, reports::html_report(doc));
-  write(files.junit, reports::junit_xml(doc));
+  write(files.json, [&] { return json::serialize(doc) + "\n"; });
+  write(files.html, [&] { return reports::html_report(doc); });
+  write(files.junit, [&] { return reports::junit_xml(doc); });
   return problems;
 }
 

@@ -20,16 +20,28 @@ boost::json::object read_result_file(const std::string& path);
 // bucket. Throws std::runtime_error naming the file that cannot be merged.
 reports::RunParts merge_documents(const std::vector<std::pair<std::string, boost::json::object>>& documents);
 
+// What a run document says about results it is made of: the target and start
+// of the first, the longest duration; a single run document's own config,
+// environment, skipped parts, problems and incompleteness. `rendered_later`:
+// the environment is the renderer's, and says so.
+reports::RunMeta meta_of(const std::vector<std::pair<std::string, boost::json::object>>& documents, bool rendered_later);
+
 struct OutputFiles {
   std::string json;
   std::string html;
   std::string junit;
 };
 
-// Writes the requested renderings of a run document, each through a
+// Writes the requested renderings of a run document (or, for --json and
+// --junit, of any result document), each through a
 // temporary file and a rename, with `api_key` (when not empty) redacted.
 // Returns what could not be written.
 std::vector<std::string> write_outputs(const boost::json::object& run_document, const OutputFiles& files,
                                        const std::string& api_key);
+
+// The same for one contract or load result (`crh contract`, `crh load`):
+// --json and --junit of the result itself, --html of the run it makes alone.
+std::vector<std::string> write_single_result_outputs(const boost::json::object& result, const OutputFiles& files,
+                                                     const std::string& api_key);
 
 }  // namespace crh::runners

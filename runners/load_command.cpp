@@ -12,7 +12,7 @@
 #include "commands.hpp"
 #include "contracts/profile.hpp"
 #include "core/curl.hpp"
-#include "core/output_file.hpp"
+#include "documents.hpp"
 #include "exit_codes.hpp"
 #include "interrupt.hpp"
 #include "load_session.hpp"
@@ -40,6 +40,8 @@ struct LoadOptions {
   std::vector<std::string> thresholds;
   std::uint64_t seed = 1;
   std::string json_file;
+  std::string html_file;
+  std::string junit_file;
   std::string history_file;
   long timeout_ms = 5000;
   int tag_minutes = 60;
@@ -109,11 +111,9 @@ int run_load_command(const LoadOptions& o) {
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   int exit_code = session.exit_code;
   const boost::json::value doc = std::move(*session.document);
-  try {
-    if (!o.json_file.empty())
-      core::write_file_atomically(o.json_file, core::redact(boost::json::serialize(doc), config.target.api_key) + "\n");
-  } catch (const std::exception& e) {
-    std::cerr << "crh load: " << e.what() << "\n";
+  for (const auto& problem :
+       write_single_result_outputs(doc.as_object(), {o.json_file, o.html_file, o.junit_file}, config.target.api_key)) {
+    std::cerr << "crh load: " << problem << "\n";
     exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
   }
   std::cout << core::redact(reports::load_summary(doc, {.color = tty, .verbose = o.verbose, .quiet = o.quiet}),
@@ -152,6 +152,8 @@ Command add_load_command(CLI::App& app) {
                   "a limit in the k6 manner, e.g. 'call.p99<20ms', 'errors<0.1%', 'violations==0' (repeatable)");
   sub->add_option("--seed", o->seed, "seed of the mixed scenario's operation sequence")->capture_default_str();
   sub->add_option("--json", o->json_file, "write the result document here");
+  sub->add_option("--html", o->html_file, "write the HTML report here");
+  sub->add_option("--junit", o->junit_file, "write JUnit XML here (a testcase per threshold, and the race's invariant)");
   sub->add_option("--history", o->history_file, "write every operation here as JSON lines");
   sub->add_option("--timeout", o->timeout_ms, "deadline of one request in ms")
       ->capture_default_str()

@@ -8,7 +8,6 @@
 #include <boost/json.hpp>
 
 #include "commands.hpp"
-#include "core/result_envelope.hpp"
 #include "documents.hpp"
 #include "exit_codes.hpp"
 #include "reports/run_document.hpp"
@@ -29,11 +28,6 @@ struct ReportOptions {
   bool quiet = false;
 };
 
-std::string string_in(const json::object& o, std::string_view key) {
-  const auto* p = o.if_contains(key);
-  return p && p->is_string() ? std::string(p->get_string()) : std::string{};
-}
-
 int run_report_command(const ReportOptions& o) {
   std::vector<std::pair<std::string, json::object>> documents;
   reports::RunParts parts;
@@ -50,47 +44,7 @@ int run_report_command(const ReportOptions& o) {
     return kExitUsage;
   }
 
-  // The run's own description when one run document is rendered again;
-  // otherwise what the inputs say, and the files they came from.
-  reports::RunMeta meta;
-  const json::object& first = documents.front().second;
-  const auto* target = first.if_contains("target");
-  if (target && target->is_object()) {
-    meta.base_url = string_in(target->get_object(), "base_url");
-    meta.channel = string_in(target->get_object(), "channel");
-    const auto* embedded = target->get_object().if_contains("embedded");
-    meta.embedded = embedded && embedded->is_bool() && embedded->get_bool();
-  }
-  meta.started = std::chrono::system_clock::time_point::max();
-  for (const auto& [file, doc] : documents) {
-    if (auto t = core::parse_iso8601(string_in(doc, "started_at"))) meta.started = std::min(meta.started, *t);
-    if (const auto* d = doc.if_contains("duration_ms"); d && d->is_number())
-      meta.duration_ms = std::max(meta.duration_ms, d->to_number<double>());
-  }
-  if (meta.started == std::chrono::system_clock::time_point::max()) meta.started = std::chrono::system_clock::now();
-  if (documents.size() == 1 && string_in(first, "kind") == "run") {
-    auto object_of = [&](std::string_view key) {
-      const auto* p = first.if_contains(key);
-      return p && p->is_object() ? p->get_object() : json::object{};
-    };
-    auto strings_of = [&](std::string_view key) {
-      std::vector<std::string> out;
-      if (const auto* p = first.if_contains(key); p && p->is_array())
-        for (const auto& s : p->get_array())
-          if (s.is_string()) out.emplace_back(s.get_string());
-      return out;
-    };
-    meta.config = object_of("config");
-    meta.environment = object_of("environment");
-    meta.skipped = strings_of("skipped");
-    meta.problems = strings_of("problems");
-    const auto verdict = object_of("verdict");
-    const auto* incomplete = verdict.if_contains("incomplete");
-    meta.incomplete = incomplete && incomplete->is_bool() && incomplete->get_bool();
-  } else {
-    meta.environment = reports::environment();
-    meta.environment["note"] = "of the machine that ran crh report; contract and load results do not record theirs";
-  }
+  reports::RunMeta meta = meta_of(documents, true);
   json::array inputs;
   for (const auto& [file, doc] : documents) inputs.emplace_back(file);
   meta.config["report_inputs"] = std::move(inputs);
@@ -106,7 +60,12 @@ int run_report_command(const ReportOptions& o) {
     exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
   }
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
-  std::cout << reports::run_summary(doc, {.color = tty, .verbose = o.verbose, .quiet = o.quiet});
+  try {
+    std::cout << reports::run_summary(doc, {.color = tty, .verbose = o.verbose, .quiet = o.quiet});
+  } catch (const std::exception& e) {
+    std::cerr << "crh report: a result lacks what its kind must hold (" << e.what() << "); was it written by this crh?\n";
+    return kExitUsage;
+  }
   return exit_code;
 }
 

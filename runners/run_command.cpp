@@ -187,10 +187,16 @@ int run_run_command(const RunCommandOptions& o) {
                              {"baseline", o.baseline},
                              {"max_regression_pct", o.max_regression}};
   std::optional<json::object> comparison;
-  if (baseline)
-    comparison = reports::compare(parts, reports::parts_of(*baseline), o.max_regression, o.baseline, *baseline);
+  int exit_code = kExitOk;
+  try {
+    if (baseline)
+      comparison = reports::compare(parts, reports::parts_of(*baseline), o.max_regression, o.baseline, *baseline);
+  } catch (const std::exception& e) {
+    std::cerr << "crh run: --baseline " << o.baseline << ": cannot be compared (" << e.what() << ")\n";
+    exit_code = kExitUsage;
+  }
   const auto doc = reports::run_document(std::move(parts), std::move(comparison), meta);
-  int exit_code = static_cast<int>(doc.at("verdict").at("exit_code").to_number<long>());
+  exit_code = std::max(exit_code, static_cast<int>(doc.at("verdict").at("exit_code").to_number<long>()));
   for (const auto& problem : write_outputs(doc, {o.json_file, o.html_file, o.junit_file}, key)) {
     std::cerr << "crh run: " << problem << "\n";
     exit_code = std::max(exit_code, static_cast<int>(kExitUsage));

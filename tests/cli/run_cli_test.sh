@@ -4,7 +4,8 @@
 # JUnit; a run against `crh serve --fault slow-tag` compared with that
 # baseline exits 1 naming the tag latency, marked red in the report; shards
 # merge; Ctrl-C writes an incomplete result and leaves the target as found;
-# usage errors exit 2. Loopback only; every server is stopped on exit.
+# crh load and crh contract write --html too; usage errors exit 2.
+# Loopback only; every server is stopped on exit.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -61,7 +62,11 @@ run report "$work/base.json" --baseline "$work/base.json" --max-regression 0
 
 step "d. two load shards merge: counts add"
 start --aliases 24
-CRH_API_KEY=$key run load --base-url "$url" --scenario get --connections 2 --duration 1 --json "$work/shard1.json"
+CRH_API_KEY=$key run load --base-url "$url" --scenario get --connections 2 --duration 1 --json "$work/shard1.json" \
+  --html "$work/shard1.html" --junit "$work/shard1.xml"
+self_contained_html "$work/shard1.html"
+grep -q 'id="load-get"' "$work/shard1.html" || fail "crh load --html has no load section"
+grep -q '<testsuite name="load.get"' "$work/shard1.xml" || fail "crh load --junit has no load testsuite"
 CRH_API_KEY=$key run load --base-url "$url" --scenario get --connections 3 --duration 1 --json "$work/shard2.json"
 run report "$work/shard1.json" "$work/shard2.json" --json "$work/merged.json" --junit "$work/merged.xml"
 [ "$code" -eq 0 ] || { fail "merging two shards exited $code, expected 0"; show; }
@@ -89,7 +94,14 @@ grep -q 'mixed load: not run, the run was interrupted' "$work/partial.json" || f
 tags=$(curl -sS "$url/api/v1/channels/1/alias-numbers" -H "Apikey: $key")
 if echo "$tags" | grep -q 'crh-load'; then fail "the interrupted run left tags behind: $tags"; fi
 
-step "f. usage errors exit 2"
+step "f. crh contract --html"
+CRH_API_KEY=$key run contract --base-url "$url" --suite endpoints --html "$work/contract.html"
+[ "$code" -eq 0 ] || { fail "crh contract --html exited $code, expected 0"; show; }
+self_contained_html "$work/contract.html"
+grep -q 'id="coverage"' "$work/contract.html" || fail "crh contract --html has no rule coverage"
+if grep -q "$key" "$work/contract.html"; then fail "the API key appears in contract.html"; fi
+
+step "g. usage errors exit 2"
 run report "$work/no-such.json"
 [ "$code" -eq 2 ] || fail "a missing result file exited $code, expected 2"
 echo '{"hello":1}' >"$work/foreign.json"
