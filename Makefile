@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build demo test sanitize bench clean
+.PHONY: all deps configure build demo test sanitize fuzz bench clean
 
 all: build
 
@@ -35,6 +35,14 @@ sanitize: deps
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS)
 
+# libFuzzer targets (clang) for the load path's response reader and the
+# reference service's request handling, each run FUZZ_SECONDS on its seeds.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCRH_BUILD_FUZZ=ON -DCRH_BUILD_TESTS=OFF
+	cmake --build $(BUILD)-fuzz --target crh_fuzz -j $(JOBS)
+	scripts/run-fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
 # Micro-benchmarks (Release build in $(BUILD)-bench), then crh serve vs nginx.
 bench: build
 	cmake -S . -B $(BUILD)-bench -G Ninja -DCRH_BUILD_BENCH=ON -DCRH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release
@@ -44,4 +52,4 @@ bench: build
 	@bench/load_vs_wrk.sh $(BUILD)/crh
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench $(BUILD)-fuzz

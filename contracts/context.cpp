@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <thread>
 
 #include "core/curl.hpp"
+#include "core/outside.hpp"
 
 namespace crh::contracts {
 namespace json = boost::json;
@@ -63,6 +65,14 @@ std::vector<Recorded> RunShared::recorded() const {
 
 CheckContext::CheckContext(RunShared& run, core::HttpClient& client, CheckResult& result)
     : run_(run), client_(client), result_(result) {}
+
+void CheckContext::sleep_until(std::chrono::steady_clock::time_point t) {
+  using namespace std::chrono_literals;
+  while (std::chrono::steady_clock::now() < t) {
+    if (run_.stop && run_.stop->load()) skip("not finished: the run was interrupted (Ctrl-C) while this check waited");
+    std::this_thread::sleep_until(std::min(t, std::chrono::steady_clock::now() + 50ms));
+  }
+}
 
 std::string CheckContext::caller(int n) const {
   return run_.caller_base + (n < 10 ? "0" : "") + std::to_string(n % 100);
@@ -194,7 +204,7 @@ std::string describe_answer(const core::Exchange& e) {
   if (!e.answered())
     return "no answer: " + std::string(core::to_string(e.error)) + " (" + e.error_detail + ")";
   const auto& r = *e.response;
-  std::string ct = r.header("Content-Type");
+  std::string ct = core::from_target(r.header("Content-Type"), 120);
   return "HTTP " + std::to_string(r.status) + (ct.empty() ? " (no Content-Type)" : " " + ct) + ", " +
          std::to_string(r.body.size()) + " bytes" + (r.body.empty() ? "" : ": " + excerpt(r.body, 200).substr(5));
 }

@@ -82,6 +82,7 @@ struct RunShared {
   Janitor janitor;
   std::mutex channel_mutex; // held by a check that needs the channel to itself
   std::atomic<bool> target_lost{false};
+  const std::atomic<bool>* stop = nullptr;  // set by Ctrl-C: waits end early
 
   void record(const Recorded& r);
   std::vector<Recorded> recorded() const;
@@ -121,6 +122,10 @@ class CheckContext {
   void record(const core::Exchange& e);
   // Evidence from elsewhere in the run (the run-wide checks cite exchanges).
   void cite(const Recorded& r);
+
+  // Waits until `t`, ending the check as skipped if the run is interrupted
+  // meanwhile (a slow check must not hold Ctrl-C back for a tag lifetime).
+  void sleep_until(std::chrono::steady_clock::time_point t);
 
   // Verdicts. A MUST finding ends the check; a SHOULD finding is noted and
   // the check goes on.

@@ -81,13 +81,6 @@ std::vector<std::string> strings_at(const json::object& o, std::string_view key,
   return out;
 }
 
-int exit_code_of(const RunReport& r) {
-  if (r.unreachable) return 3;
-  return std::any_of(r.results.begin(), r.results.end(), [](const CheckResult& c) { return c.outcome == Outcome::fail; })
-             ? 1
-             : 0;
-}
-
 // The registry's order; checks it does not know (another harness version) last, by id.
 void sort_in_catalogue_order(std::vector<CheckResult>& results) {
   std::map<std::string, std::size_t> position;
@@ -130,6 +123,7 @@ ContractRun read_contract_document(const json::object& doc) {
   run.options.target.call_hook = run.options.profile.call_hook;
 
   const auto& verdict = object_at(doc, "verdict", "");
+  run.report.interrupted = string_at(verdict, "status", "verdict") == "incomplete";
   if (string_at(verdict, "status", "verdict") == "unreachable") {
     run.report.unreachable = true;
     run.report.unreachable_reason = string_at(verdict, "reason", "verdict");
@@ -137,7 +131,7 @@ ContractRun read_contract_document(const json::object& doc) {
   run.report.notes = strings_at(doc, "notes", "");
   for (const auto& c : array_at(doc, "checks", ""))
     run.report.results.push_back(check_from_json(core::as_object(c, "checks[]")));
-  run.report.exit_code = exit_code_of(run.report);
+  run.report.exit_code = verdict_of(run.report, run.options.strict).exit_code;
   return run;
 }
 
@@ -161,6 +155,7 @@ ContractRun merge_contract_runs(ContractRun a, const ContractRun& b) {
   a.options.slow = a.options.slow || b.options.slow;
   a.options.strict = a.options.strict || b.options.strict;
   add_missing(a.report.notes, b.report.notes);
+  a.report.interrupted = a.report.interrupted || b.report.interrupted;
   if (b.report.unreachable && !a.report.unreachable) {
     a.report.unreachable = true;
     a.report.unreachable_reason = b.report.unreachable_reason;
@@ -168,7 +163,7 @@ ContractRun merge_contract_runs(ContractRun a, const ContractRun& b) {
   a.report.started = std::min(a.report.started, b.report.started);
   a.report.duration = std::max(a.report.duration, b.report.duration);
   a.embedded = a.embedded && b.embedded;
-  a.report.exit_code = exit_code_of(a.report);
+  a.report.exit_code = verdict_of(a.report, a.options.strict).exit_code;
   return a;
 }
 

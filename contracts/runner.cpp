@@ -14,6 +14,7 @@
 #include "contracts/context.hpp"
 #include "contracts/rules.hpp"
 #include "core/curl.hpp"
+#include "core/outside.hpp"
 #include "core/output_file.hpp"
 #include "core/result_envelope.hpp"
 
@@ -70,6 +71,8 @@ class Executor {
     shared_.target = o.target;
     shared_.profile = o.profile;
     shared_.client = o.client;
+    shared_.client.cancel = o.stop;  // Ctrl-C cuts the checks' exchanges short, never the restore's
+    shared_.stop = o.stop;
     do {
       shared_.wrong_key = random_text(std::max<std::size_t>(o.target.api_key.size(), 8),
                                       "abcdefghijklmnopqrstuvwxyz0123456789");
@@ -97,7 +100,10 @@ class Executor {
     for (auto i : rest) run_quick(*selected[i], client, i);
     background.join();
     for (auto i : last) run_one(*selected[i], client, i);
-    restore(client);
+    core::ClientConfig restoring = shared_.client;
+    restoring.cancel = nullptr;
+    core::HttpClient restorer(shared_.target.base, restoring);  // a fresh connection: the checks' may be broken
+    restore(restorer);
     if (shared_.target_lost && !report_.unreachable) {
       report_.unreachable = true;
       report_.unreachable_reason = "the target stopped accepting connections during the run";
@@ -184,50 +190,89 @@ class Executor {
     } else {
       r.outcome = Outcome::pass;
     }
-    // Whatever the target echoed, the key must not reach any output.
-    const std::string& key = shared_.target.api_key;
-    r.message = core::redact(r.message, key);
-    for (auto& f : r.findings) f.text = core::redact(f.text, key);
-    for (auto& e : r.evidence) e.answer = core::redact(e.answer, key);
+    // Excerpts of the target's bytes were redacted where they were made; a
+    // value the target sent that a message quotes whole is caught here, when
+    // the key is long enough not to match the harness's own words.
+    r.message = core::composed(r.message);
+    for (auto& f : r.findings) f.text = core::composed(f.text);
+    for (auto& e : r.evidence) e.answer = core::composed(e.answer);
     constexpr std::size_t kMaxEvidence = 60;
     if (r.evidence.size() > kMaxEvidence) r.evidence.resize(kMaxEvidence);
   }
 
-  // Puts back what the run changed (DESIGN.md §5); problems become notes.
+  // Puts back what the run changed (DESIGN.md §5), then looks again: every
+  // item that is not verifiably back is named in a note, one by one.
   void restore(core::HttpClient& client) {
     CheckResult scratch;
     scratch.id = "restore";
     CheckContext ctx(shared_, client, scratch);
     auto& janitor = shared_.janitor;
+    const std::string& channel = shared_.target.channel;
+    auto agents = janitor.agents();
+    auto keys = janitor.database_keys();
+    std::optional<std::vector<std::string>> left_tagged;  // probe tags seen after the restore
     try {
       for (const auto& alias : janitor.tags()) api::untag_quietly(ctx, alias);
       // A tag the target made although it should have refused (a fault) is swept too.
-      auto e = ctx.send("GET", api::aliases_path(shared_.target.channel));
-      if (e.answered() && e.response->status == 200) {
-        std::string why;
-        if (auto body = parse_json(e.response->body, why))
-          if (auto list = find_list(*body, shared_.profile.aliases_list_field, why))
-            for (const auto& item : *list->items)
-              if (api::tag_of(ctx, item).value_or("").starts_with(api::kProbePrefix))
-                if (auto id = api::alias_id(ctx, item)) {
-                  janitor.tagged(*id);
-                  api::untag_quietly(ctx, *id);
-                }
+      if (auto tagged = probe_tagged_aliases(ctx))
+        for (const auto& id : *tagged) {
+          janitor.tagged(id);
+          api::untag_quietly(ctx, id);
+        }
+      for (auto it = agents.begin(); it != agents.end();)
+        it = api::restore_agent(ctx, it->first, it->second) ? agents.erase(it) : std::next(it);
+      for (auto it = keys.begin(); it != keys.end();) {
+        const std::string want = it->second.value_or("");
+        ctx.send("POST", api::database_path(it->first), {{"value", want}});
+        it = database_holds(ctx, it->first, want) ? keys.erase(it) : std::next(it);
       }
-      for (const auto& alias : janitor.tags())
-        report_.notes.push_back("could not delete the tag this run put on alias " + alias + " of channel " +
-                                shared_.target.channel);
-      for (const auto& [id, state] : janitor.agents())
-        if (!api::restore_agent(ctx, id, state))
-          report_.notes.push_back("could not put agent " + id + " back to its state " + state);
-      for (const auto& [key, old] : janitor.database_keys()) {
-        auto w = ctx.send("POST", api::database_path(key), {{"value", old.value_or("")}});
-        if (!w.answered() || w.response->status != 200)
-          report_.notes.push_back("could not restore database key " + key);
-      }
+      left_tagged = probe_tagged_aliases(ctx);
     } catch (const CheckEnded&) {
       report_.notes.push_back("restoring the target stopped early: it stopped answering");
     }
+    // The list read after the restore is the truth; without it, every tag
+    // the run made and could not delete may still be there.
+    if (left_tagged) {
+      for (const auto& alias : *left_tagged)
+        report_.notes.push_back("not restored: alias " + alias + " of channel " + channel + " still carries a \"" +
+                                std::string(api::kProbePrefix) + "...\" tag after the restore");
+    } else {
+      report_.notes.push_back("not verified: could not list the aliases of channel " + channel +
+                              " after restoring, to see that no \"" + std::string(api::kProbePrefix) + "...\" tag is left");
+      for (const auto& alias : janitor.tags())
+        report_.notes.push_back("not restored: alias " + alias + " of channel " + channel + " may still carry the \"" +
+                                std::string(api::kProbePrefix) + "...\" tag this run made");
+    }
+    for (const auto& [id, state] : agents)
+      report_.notes.push_back("not restored: agent " + id + " could not be put back to its state \"" + state + "\"");
+    for (const auto& [key, old] : keys)
+      report_.notes.push_back("not restored: database key " + key + " could not be given back its value" +
+                              (old ? "" : " (it had none: the empty string was to be written)"));
+  }
+
+  // The aliases of the channel that carry a probe tag now; nothing when the
+  // list cannot be read.
+  std::optional<std::vector<std::string>> probe_tagged_aliases(CheckContext& ctx) {
+    auto e = ctx.send("GET", api::aliases_path(shared_.target.channel));
+    if (!e.answered() || e.response->status != 200) return std::nullopt;
+    std::string why;
+    auto body = parse_json(e.response->body, why);
+    if (!body) return std::nullopt;
+    auto list = find_list(*body, shared_.profile.aliases_list_field, why);
+    if (!list) return std::nullopt;
+    std::vector<std::string> out;
+    for (const auto& item : *list->items)
+      if (api::tag_of(ctx, item).value_or("").starts_with(api::kProbePrefix))
+        if (auto id = api::alias_id(ctx, item)) out.push_back(*id);
+    return out;
+  }
+
+  bool database_holds(CheckContext& ctx, const std::string& key, const std::string& value) {
+    auto e = ctx.send("GET", api::database_path(key));
+    if (!e.answered() || e.response->status != 200) return false;
+    std::string why;
+    auto body = parse_json(e.response->body, why);
+    return body && api::database_value(ctx, *body) == value;
   }
 
   const RunOptions& options_;
@@ -239,6 +284,7 @@ class Executor {
 }  // namespace
 
 RunReport run_contract(const RunOptions& options) {
+  core::register_run_key(options.target.api_key);
   RunReport report;
   report.started = std::chrono::system_clock::now();
   const auto start = Clock::now();
@@ -256,10 +302,36 @@ RunReport run_contract(const RunOptions& options) {
       }
   }
   report.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
-  const bool failed = std::any_of(report.results.begin(), report.results.end(),
-                                  [](const CheckResult& r) { return r.outcome == Outcome::fail; });
-  report.exit_code = report.unreachable ? 3 : failed ? 1 : 0;
+  report.interrupted = options.stop && options.stop->load();
+  report.exit_code = verdict_of(report, options.strict).exit_code;
   return report;
+}
+
+ContractVerdict verdict_of(const RunReport& report, bool strict) {
+  std::size_t n[5] = {};
+  for (const auto& r : report.results) ++n[static_cast<std::size_t>(r.outcome)];
+  const auto count = [&](Outcome o) { return n[static_cast<std::size_t>(o)]; };
+  const std::size_t ran = report.results.size() - count(Outcome::skip);
+  const std::size_t undecided = count(Outcome::indeterminate);
+  const std::string tally = std::to_string(count(Outcome::pass)) + " passed, " + std::to_string(count(Outcome::warn)) +
+                            " warned, " + std::to_string(count(Outcome::fail)) + " failed, " + std::to_string(undecided) +
+                            " indeterminate, " + std::to_string(count(Outcome::skip)) + " skipped";
+  if (report.interrupted)
+    return {1, "incomplete", "interrupted (Ctrl-C or SIGTERM): the checks not yet started were skipped (" + tally + ")"};
+  if (report.unreachable) return {3, "unreachable", report.unreachable_reason};
+  if (count(Outcome::fail) > 0)
+    return {1, "failed",
+            std::to_string(count(Outcome::fail)) + " check(s) failed" + (strict ? " (--strict: SHOULD findings fail)" : "") +
+                " (" + tally + ")"};
+  // A run that proved nothing must not pass: a CI gate would go green on a
+  // target that only timed out, reset or sent truncated answers.
+  if (ran == 0)
+    return {3, "untested", "the target could not be tested: no selected check ran (" + tally + ")"};
+  if (2 * undecided > ran)
+    return {3, "untested",
+            "the target could not be tested: " + std::to_string(undecided) + " of the " + std::to_string(ran) +
+                " checks that ran got no usable answer (timeouts, resets or truncated answers; " + tally + ")"};
+  return {0, "passed", "every MUST check held (" + tally + ")"};
 }
 
 // ---- the result document
@@ -340,21 +412,12 @@ json::value result_document(const RunReport& report, const RunOptions& options, 
   }
 
   json::array notes, suite_names, check_patterns;
-  for (const auto& n : report.notes) notes.emplace_back(valid_utf8(core::redact(n, options.target.api_key)));
+  for (const auto& n : report.notes) notes.emplace_back(valid_utf8(core::composed(n)));
   for (const auto& s : options.suites) suite_names.emplace_back(s);
   for (const auto& c : options.checks) check_patterns.emplace_back(c);
 
   const auto counts = counts_of(all);
-  std::string status = report.exit_code == 3 ? "unreachable" : report.exit_code == 1 ? "failed" : "passed";
-  std::string reason;
-  if (report.unreachable) reason = report.unreachable_reason;
-  else if (report.exit_code == 1)
-    reason = std::to_string(counts.at("fail").to_number<long>()) + " check(s) failed" +
-             (options.strict ? " (--strict: SHOULD findings fail)" : "");
-  else
-    reason = "every MUST check held; " + std::to_string(counts.at("warn").to_number<long>()) + " warning(s), " +
-             std::to_string(counts.at("indeterminate").to_number<long>()) + " indeterminate, " +
-             std::to_string(counts.at("skip").to_number<long>()) + " skipped";
+  const auto verdict = verdict_of(report, options.strict);
 
   json::object doc = core::result_envelope("contract", report.started, ms(report.duration), options.target.base,
                                            options.target.channel, embedded);
@@ -366,7 +429,7 @@ json::value result_document(const RunReport& report, const RunOptions& options, 
                               {"minute_ms", options.target.minute.count()},
                               {"timeout_ms", options.client.timeout.count()},
                               {"profile", to_json(options.profile)}}},
-      {"verdict", json::object{{"status", status}, {"exit_code", report.exit_code}, {"reason", valid_utf8(reason)}}},
+      {"verdict", json::object{{"status", verdict.status}, {"exit_code", verdict.exit_code}, {"reason", valid_utf8(verdict.reason)}}},
       {"counts", counts},
       {"notes", std::move(notes)},
       {"suites", std::move(suites)},

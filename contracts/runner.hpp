@@ -35,12 +35,25 @@ struct RunOptions {
 struct RunReport {
   std::vector<CheckResult> results;  // in registry order
   bool unreachable = false;          // nothing could be asked: exit 3
+  bool interrupted = false;          // stopped early (RunOptions::stop): incomplete, exit 1
   std::string unreachable_reason;
   std::vector<std::string> notes;    // what a reader must know: key refused, restore problems
   std::chrono::system_clock::time_point started;
   std::chrono::microseconds duration{0};
-  int exit_code = 0;                 // 0 held, 1 a check failed, 3 unreachable
+  int exit_code = 0;                 // verdict_of(...).exit_code
 };
+
+// The verdict of a run, first match wins: exit 1 "incomplete" when it was
+// interrupted; exit 3 "unreachable" when nothing could be asked; exit 1
+// "failed" when a check failed; exit 3 "untested" when the run proved nothing
+// (no check ran, or more than half of the checks that ran got no usable
+// answer); else 0 "passed". `reason` says which, with the counts.
+struct ContractVerdict {
+  int exit_code = 0;
+  std::string status;
+  std::string reason;
+};
+ContractVerdict verdict_of(const RunReport& report, bool strict);
 
 // The checks the options select, in run order. Throws std::invalid_argument
 // naming an unknown suite or a check pattern that matches nothing.

@@ -3,6 +3,8 @@
 
 #include <boost/json.hpp>
 
+#include "core/outside.hpp"
+
 namespace crh::contracts {
 namespace json = boost::json;
 
@@ -99,13 +101,14 @@ std::vector<Finding> error_shape_findings(unsigned status, std::string_view cont
   if (!is_json_content_type(content_type))
     out.push_back({Severity::should, "C1",
                    "expected Content-Type application/json on an error, got \"" +
-                       std::string(content_type) + "\" with " + got});
+                       core::from_target(content_type, 120) + "\" with " + got});
   return out;
 }
 
 std::string excerpt(std::string_view body, std::size_t max) {
   std::string out;
-  for (unsigned char c : body.substr(0, max)) {
+  // Redacted before it is cut: a key near the cut leaves no prefix behind.
+  for (unsigned char c : core::from_target(body, max)) {
     if (c == '\n') out += "\\n";
     else if (c == '\r') out += "\\r";
     else if (c < 0x20 || c == 0x7f) out += "?";

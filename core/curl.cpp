@@ -1,4 +1,4 @@
-// curl reproducers and key redaction.
+// curl reproducers.
 #include "core/curl.hpp"
 
 namespace crh::core {
@@ -42,21 +42,6 @@ std::string quote_piece(std::string_view s) {
 }
 
 }  // namespace
-
-std::string redact(std::string_view text, std::string_view secret, std::string_view replacement) {
-  if (secret.empty()) return std::string(text);
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t pos = 0;;) {
-    auto hit = text.find(secret, pos);
-    if (hit == std::string_view::npos) {
-      out.append(text.substr(pos));
-      return out;
-    }
-    out.append(text.substr(pos, hit - pos)).append(replacement);
-    pos = hit + secret.size();
-  }
-}
 
 std::string shell_word(std::string_view text, std::string_view secret) {
   if (text.empty()) return "''";

@@ -1,6 +1,6 @@
 // Evidence people can rerun: a request as a curl command, with the API key
-// shown as $CRH_API_KEY wherever it would appear. Also the redaction used on
-// every text the harness prints or writes.
+// shown as $CRH_API_KEY wherever it would appear. Includes core/redact.hpp,
+// the redaction used on every text the harness prints or writes.
 #pragma once
 
 #include <string>
@@ -8,14 +8,9 @@
 
 #include "core/base_url.hpp"
 #include "core/http.hpp"
+#include "core/redact.hpp"
 
 namespace crh::core {
-
-inline constexpr std::string_view kKeyPlaceholder = "$CRH_API_KEY";
-
-// `text` with every occurrence of `secret` replaced by `replacement`.
-std::string redact(std::string_view text, std::string_view secret,
-                   std::string_view replacement = kKeyPlaceholder);
 
 // One shell word that stands for `text`, with `secret` (if non-empty) written
 // as a reference to $CRH_API_KEY so that the shell expands it.

@@ -30,6 +30,21 @@ std::int64_t to_int64(const boost::json::value& v, const std::string& field) {
   return static_cast<std::int64_t>(u);
 }
 
+void put_varint(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<std::uint8_t>(v | 0x80));
+  out.push_back(static_cast<std::uint8_t>(v));
+}
+
+// Reads what put_varint wrote; the bytes are our own, never a peer's.
+std::uint64_t get_varint(const std::uint8_t*& p) {
+  std::uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    const std::uint8_t b = *p++;
+    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return v;
+  }
+}
+
 const boost::json::value& member(const boost::json::object& o, const char* field) {
   const auto* v = o.if_contains(field);
   if (v == nullptr) bad(field, "is missing");
@@ -102,7 +117,10 @@ std::int64_t Histogram::quantile(double q) const {
 }
 
 boost::json::object Histogram::to_json() const {
+  // Exactly as many slots as buckets: a run's series holds thousands of these.
   boost::json::array buckets;
+  buckets.reserve(static_cast<std::size_t>(
+      std::count_if(counts_.begin(), counts_.end(), [](std::uint64_t n) { return n != 0; })));
   for (std::size_t i = 0; i < counts_.size(); ++i)
     if (counts_[i] != 0) buckets.push_back(boost::json::array{i, counts_[i]});
   boost::json::object o;
@@ -195,6 +213,104 @@ Histogram Histogram::from_json(const boost::json::value& v) {
   h.max_ = max;
   h.sum_ = sum;
   return h;
+}
+
+PackedHistogram& PackedHistogram::operator=(const Histogram& h) {
+  // The figures, then the buckets packed straight from h: no dense copy.
+  dense_.counts_ = std::vector<std::uint64_t>();  // frees it, as `= {}` would not
+  dense_.count_ = h.count_;
+  dense_.min_ = h.min_;
+  dense_.max_ = h.max_;
+  dense_.sum_ = h.sum_;
+  bytes_ = encode(h.counts_);
+  packed_ = true;
+  return *this;
+}
+
+void PackedHistogram::record(std::int64_t ns) {
+  if (packed_) [[unlikely]]
+    unpack();
+  dense_.record(ns);
+}
+
+void PackedHistogram::merge(const Histogram& other) {
+  if (!packed_) return dense_.merge(other);
+  unpack();
+  dense_.merge(other);
+  pack();
+}
+
+void PackedHistogram::merge(const PackedHistogram& other) {
+  if (!other.packed_) return merge(other.dense_);
+  const bool was_packed = packed_;
+  if (was_packed) unpack();
+  other.add_packed_to(dense_.counts_);
+  dense_.count_ += other.dense_.count_;
+  dense_.sum_ += other.dense_.sum_;
+  dense_.min_ = std::min(dense_.min_, other.dense_.min_);
+  dense_.max_ = std::max(dense_.max_, other.dense_.max_);
+  if (was_packed) pack();
+}
+
+std::vector<std::uint8_t> PackedHistogram::encode(const std::vector<std::uint64_t>& counts) {
+  // One scratch buffer per thread, then a copy exactly as large as needed:
+  // a run keeps thousands of these, and a second must not cost an allocation
+  // that grows by doubling.
+  thread_local std::vector<std::uint8_t> out;
+  out.clear();
+  std::size_t i = 0, previous_end = 0;
+  while (i < counts.size()) {
+    while (i < counts.size() && counts[i] == 0) ++i;
+    if (i == counts.size()) break;
+    const std::size_t start = i;
+    while (i < counts.size() && counts[i] != 0) ++i;
+    put_varint(out, start - previous_end);
+    put_varint(out, i - start);
+    for (std::size_t k = start; k < i; ++k) put_varint(out, counts[k]);
+    previous_end = i;
+  }
+  return std::vector<std::uint8_t>(out.begin(), out.end());
+}
+
+void PackedHistogram::pack() {
+  if (packed_) return;
+  bytes_ = encode(dense_.counts_);
+  dense_.counts_ = std::vector<std::uint64_t>();  // frees it, as `= {}` would not
+  packed_ = true;
+}
+
+void PackedHistogram::add_packed_to(std::vector<std::uint64_t>& counts) const {
+  const std::uint8_t* p = bytes_.data();
+  const std::uint8_t* const end = p + bytes_.size();
+  std::size_t index = 0;
+  while (p < end) {
+    index += get_varint(p);
+    const auto length = static_cast<std::size_t>(get_varint(p));
+    if (counts.size() < index + length) counts.resize(index + length, 0);
+    for (std::size_t k = 0; k < length; ++k) counts[index++] += get_varint(p);
+  }
+}
+
+void PackedHistogram::unpack() {
+  dense_.counts_.clear();
+  add_packed_to(dense_.counts_);
+  bytes_ = std::vector<std::uint8_t>();  // `= {}` would keep the capacity
+  packed_ = false;
+}
+
+Histogram PackedHistogram::histogram() const {
+  if (!packed_) return dense_;
+  Histogram h = dense_;
+  add_packed_to(h.counts_);
+  return h;
+}
+
+std::int64_t PackedHistogram::quantile(double q) const {
+  return packed_ ? histogram().quantile(q) : dense_.quantile(q);
+}
+
+boost::json::object PackedHistogram::to_json() const {
+  return packed_ ? histogram().to_json() : dense_.to_json();
 }
 
 bool Histogram::operator==(const Histogram& other) const {

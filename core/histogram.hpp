@@ -1,6 +1,7 @@
 // Latency histogram of the load generator: log-linear (HDR-style) buckets with
 // under 1% relative error from 1 us to 60 s, mergeable exactly across threads,
-// runs and machines through a sparse JSON form.
+// runs and machines through a sparse JSON form; and its packed form for a
+// series that keeps one histogram per second of a run.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <boost/json/fwd.hpp>
@@ -79,6 +81,7 @@ class Histogram {
   }
 
  private:
+  friend class PackedHistogram;
   static constexpr void check_index(std::size_t index) {
     if (index >= kBucketCount) throw std::out_of_range("Histogram: bucket index out of range");
   }
@@ -93,6 +96,53 @@ class Histogram {
   // and a double would make merged sums differ from sums of the union.
   __extension__ typedef unsigned __int128 Sum;  // __extension__: quiet under -Wpedantic
   Sum sum_ = 0;
+};
+
+// A Histogram for a long series of intervals (a run's seconds). Dense while
+// its interval is open, so record() costs what Histogram's does; pack() then
+// keeps only the non-empty buckets, as varint runs of about one or two bytes
+// a bucket instead of eight bytes for every bucket up to the highest, so a
+// series grows by what its seconds hold, not by the histogram's width.
+// Quantiles, JSON, merges and equality give exactly what the dense form gives.
+class PackedHistogram {
+ public:
+  PackedHistogram() = default;  // dense and empty: holds no storage
+  explicit PackedHistogram(const Histogram& h) { *this = h; }
+  PackedHistogram& operator=(const Histogram& h);  // packed
+
+  // Dense: as fast as Histogram::record. Packed: unpacks first (slow; pack()
+  // again when the late sample is in).
+  void record(std::int64_t ns);
+  void merge(const Histogram& other);        // keeps this one's form
+  void merge(const PackedHistogram& other);  // keeps this one's form
+  void pack();
+  bool packed() const { return packed_; }
+  Histogram histogram() const;  // a dense copy
+
+  std::uint64_t count() const { return dense_.count(); }
+  std::int64_t min() const { return dense_.min(); }
+  std::int64_t max() const { return dense_.max(); }
+  double mean() const { return dense_.mean(); }
+  std::int64_t quantile(double q) const;  // as Histogram::quantile
+  boost::json::object to_json() const;    // as Histogram::to_json
+  bool operator==(const PackedHistogram& other) const { return histogram() == other.histogram(); }
+
+  // Bytes of bucket storage held (the figures aside): what pack() saves.
+  std::size_t storage_bytes() const {
+    return bytes_.capacity() + dense_.counts_.capacity() * sizeof(std::uint64_t);
+  }
+
+ private:
+  static std::vector<std::uint8_t> encode(const std::vector<std::uint64_t>& counts);
+  void add_packed_to(std::vector<std::uint64_t>& counts) const;
+  void unpack();
+
+  // Packed: count, min, max and sum stay here; the buckets are in bytes_.
+  Histogram dense_;
+  // Runs of non-empty buckets: varint(gap from the previous run's end),
+  // varint(length), then a varint count per bucket.
+  std::vector<std::uint8_t> bytes_;
+  bool packed_ = false;
 };
 
 inline void Histogram::record(std::int64_t ns) {

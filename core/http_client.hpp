@@ -3,6 +3,7 @@
 // TransportError, never a hang or a crash. One client per thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 
@@ -13,8 +14,13 @@ namespace crh::core {
 
 struct ClientConfig {
   std::chrono::milliseconds timeout{5000};  // whole exchange: connect, send, receive
-  std::size_t header_limit = 64 * 1024;     // bytes of status line and headers
+  std::size_t header_limit = 64 * 1024;     // bytes of status line and headers, interim 1xx heads included
   std::size_t body_limit = 4u << 20;        // bytes of response body
+  // Optional, not owned; must outlive the client. When it becomes true, the
+  // exchange in flight ends within ~100 ms and later ones fail at once, each as
+  // TransportError::timeout with the detail "cancelled: the run was
+  // interrupted"; the connection is dropped. Null: never cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class HttpClient {
@@ -26,7 +32,11 @@ class HttpClient {
 
   // Sends `request` (Host, Content-Length added; target joined to the base
   // path) and reads the answer. Reconnects when the previous answer closed the
-  // connection. After a transport error the connection is dropped.
+  // connection. After a transport error the connection is dropped. Interim
+  // 1xx answers are skipped (at most 32, within the same deadline); a 101
+  // is an answer only when the request carried an Upgrade header. Once
+  // *config.cancel is true, it ends or sends nothing (ClientConfig::cancel);
+  // only name resolution, done once per client, does not look at the flag.
   Exchange send(HttpRequest request);
 
   const BaseUrl& base() const;

@@ -1,7 +1,8 @@
 // The load engine's event loops: the only file of loadgen/ that instantiates
 // Asio's async operations. One io_context per thread; each thread owns its
 // connections and statistics; timeouts come from one watchdog per thread
-// rather than a timer per request.
+// rather than a timer per request, and the reader checks the same deadline
+// each time round, so a peer whose bytes never stop cannot outlive it.
 #include "loadgen/engine.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -49,9 +50,20 @@ std::int64_t thread_cpu_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+// Why a request was ended before its answer came.
+enum class Cut : std::uint8_t {
+  none,
+  timeout,      // it waited longer than the timeout: the target's failure
+  interrupted,  // the run was stopped or is over: nobody's failure, not counted
+};
+
+// A stopped run (Ctrl-C) gives the answers in flight this long to arrive.
+constexpr Clock::duration kStopGrace = std::chrono::milliseconds(500);
+
 // What came back for one request.
 struct Answer {
   unsigned status = 0;             // 0: no answer, see failure
+  bool interrupted = false;        // no answer because the run ended first (see Cut)
   Failure failure = Failure::reset;
   std::string error;               // why there was no answer, for the history
   std::string body;                // only when asked for
@@ -66,8 +78,8 @@ struct Conn {
   std::string in = std::string(64 * 1024, '\0');
   std::size_t in_begin = 0, in_end = 0;
   ResponseReader reader;
-  Clock::time_point busy_since{};  // set while waiting for an answer; the watchdog reads it
-  bool timed_out = false;
+  Clock::time_point busy_since{};  // set while a request is under way; the watchdog reads it
+  Cut cut = Cut::none;             // set when the request was ended early (the socket is closed)
 };
 
 // Shared by every thread: the run's clock, the checker, the history.
@@ -78,6 +90,7 @@ struct Run {
   const Discovery& discovery;
   tcp::resolver::results_type endpoints;
   Clock::time_point start, measure_from, measure_until;
+  Clock::time_point hard_end;  // measure_until + timeout: no request outlives it
   std::atomic<bool>& stop;
   std::atomic<std::uint64_t> round_ids{0};
   std::atomic<std::uint64_t> connected{0};
@@ -107,8 +120,22 @@ struct Worker {
   alignas(64) std::atomic<std::uint64_t> requests{0};
   std::atomic<std::uint64_t> errors{0};
   std::atomic<std::uint64_t> rounds{0};
+  Clock::time_point stop_seen{};  // when this thread first saw Progress::stop
 
   Conn& new_conn() { return conns.emplace_back(ctx); }
+
+  // Whether the request under way on `c` must end now, and why: its own
+  // timeout, the end of the run, or a stop whose grace has passed.
+  Cut due_cut(const Conn& c, Clock::time_point now) {
+    if (c.busy_since == Clock::time_point{}) return Cut::none;
+    if (now - c.busy_since >= run.config.timeout) return Cut::timeout;
+    if (now >= run.hard_end) return Cut::interrupted;
+    if (run.stop.load(std::memory_order_relaxed)) {
+      if (stop_seen == Clock::time_point{}) stop_seen = now;
+      if (now - stop_seen >= kStopGrace) return Cut::interrupted;
+    }
+    return Cut::none;
+  }
 
   void log(Op op) {
     if (!run.history.is_open()) return;
@@ -130,7 +157,7 @@ void close(Conn& c) {
 
 net::awaitable<bool> ensure_open(Worker& w, Conn& c) {
   if (c.socket.is_open()) co_return true;
-  c.timed_out = false;
+  c.cut = Cut::none;
   c.busy_since = Clock::now();
   auto [ec, endpoint] = co_await net::async_connect(c.socket, w.run.endpoints, use_tuple);
   c.busy_since = {};
@@ -145,18 +172,27 @@ net::awaitable<bool> ensure_open(Worker& w, Conn& c) {
   co_return true;
 }
 
+// `why` unless the request was cut short: then the cut says why.
 Answer no_answer(Conn& c, const error_code& ec, Failure why) {
   Answer a;
-  a.failure = c.timed_out ? Failure::timeout : why;
-  a.error = c.timed_out ? "timeout" : ec ? ec.message() : std::string(to_string(why));
+  a.interrupted = c.cut == Cut::interrupted;
+  a.failure = c.cut == Cut::timeout ? Failure::timeout : why;
+  a.error = c.cut == Cut::timeout       ? "timeout"
+            : c.cut == Cut::interrupted ? "interrupted: the run ended before the answer"
+            : ec                        ? ec.message()
+            : why == Failure::malformed ? c.reader.error()
+                                        : std::string(to_string(why));
   a.done = Clock::now();
   close(c);
   c.busy_since = {};
+  c.cut = Cut::none;
   return a;
 }
 
-// Reads one answer; the request has been sent.
-net::awaitable<Answer> receive(Conn& c, bool keep_body) {
+// Reads one answer; the request has been sent. The deadline is checked each
+// time round as well as by the watchdog: when bytes are always ready no read
+// is ever pending, so there would be nothing for the watchdog to cancel.
+net::awaitable<Answer> receive(Worker& w, Conn& c, bool keep_body) {
   c.reader.reset(keep_body);
   if (c.busy_since == Clock::time_point{}) c.busy_since = Clock::now();
   for (;;) {
@@ -166,6 +202,8 @@ net::awaitable<Answer> receive(Conn& c, bool keep_body) {
     }
     if (c.reader.state() == ResponseReader::State::error) co_return no_answer(c, {}, Failure::malformed);
     if (c.reader.state() == ResponseReader::State::done) break;
+    if (c.cut == Cut::none) c.cut = w.due_cut(c, Clock::now());
+    if (c.cut != Cut::none) co_return no_answer(c, {}, Failure::timeout);
     if (c.in_end == c.in.size()) {  // room for more: move what is left to the front
       std::copy(c.in.begin() + static_cast<long>(c.in_begin), c.in.begin() + static_cast<long>(c.in_end), c.in.begin());
       c.in_end -= c.in_begin;
@@ -207,7 +245,7 @@ net::awaitable<Answer> exchange(Worker& w, Conn& c, std::string_view bytes, bool
     ec = wec;
   }
   if (ec) co_return no_answer(c, ec, Failure::reset);
-  co_return co_await receive(c, keep_body);
+  co_return co_await receive(w, c, keep_body);
 }
 
 // A count that reaches zero wakes whoever waits for it: how a slot waits for
@@ -224,13 +262,16 @@ struct WaitGroup {
   }
 };
 
-net::awaitable<void> receive_into(Conn& c, Answer& out, WaitGroup& wg) {
-  out = co_await receive(c, false);
+net::awaitable<void> receive_into(Worker& w, Conn& c, Answer& out, WaitGroup& wg) {
+  out = co_await receive(w, c, false);
   wg.done();
 }
 
-net::awaitable<void> sleep_for(Conn& c, Clock::duration d) {
-  c.timer.expires_after(d);
+// Pacing and back-off: never past the measured time, never once the run is
+// over (the watchdog cancels the timers of a stopped run).
+net::awaitable<void> sleep_for(const Run& run, Conn& c, Clock::duration d) {
+  if (run.over()) co_return;
+  c.timer.expires_at(std::min(Clock::now() + d, run.measure_until));
   co_await c.timer.async_wait(use_tuple);
 }
 
@@ -255,6 +296,7 @@ bool is_error(OpKind op, const Answer& a) {
 // time, or for the race the start of its round, so a round counts whole.
 void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock::time_point sent,
             Clock::time_point counted_at) {
+  if (a.interrupted) return;  // the run ended first: it says nothing about the target
   const bool error = is_error(op, a);
   w.requests.fetch_add(1, std::memory_order_relaxed);
   if (error) w.errors.fetch_add(1, std::memory_order_relaxed);
@@ -268,11 +310,8 @@ void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock:
   s.errors += error;
   s.refusals += expected_refusal(op, a.status);
   s.throttled += a.status == 429;
-  Second& sec =
-      w.stats.second(std::chrono::duration_cast<std::chrono::nanoseconds>(counted_at - w.run.measure_from).count());
-  ++sec.requests;
-  sec.errors += error;
-  sec.latency.record(latency);
+  w.stats.record_second(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(counted_at - w.run.measure_from).count(), latency, error);
 }
 
 Op make_op(const Run& run, std::uint64_t round, OpKind kind, std::string alias, std::string caller,
@@ -292,12 +331,12 @@ Op make_op(const Run& run, std::uint64_t round, OpKind kind, std::string alias, 
 
 // After a 429 the target asked for a pause; after a failed connect, pause a
 // little so a dead target is not hammered in a tight loop.
-net::awaitable<void> back_off(Conn& c, const Answer& a) {
+net::awaitable<void> back_off(const Run& run, Conn& c, const Answer& a) {
   if (a.status == 429) {
     const double s = std::min(a.retry_after.value_or(0.1), 10.0);
-    co_await sleep_for(c, std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)));
+    co_await sleep_for(run, c, std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)));
   } else if (a.status == 0 && a.failure == Failure::connect) {
-    co_await sleep_for(c, std::chrono::milliseconds(50));
+    co_await sleep_for(run, c, std::chrono::milliseconds(50));
   }
 }
 
@@ -387,7 +426,8 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
   while (!run.over()) {
     if (interval.count() > 0) {
       if (due >= run.measure_until) break;
-      if (Clock::now() < due) co_await sleep_for(c, due - Clock::now());
+      if (Clock::now() < due) co_await sleep_for(run, c, due - Clock::now());
+      if (run.over()) break;
       const auto lateness = Clock::now() - due;
       if (due >= run.measure_from) {
         w.stats.lag.record(std::chrono::duration_cast<std::chrono::nanoseconds>(lateness).count());
@@ -404,7 +444,7 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
     Clock::time_point sent = Clock::now();
     Answer a = co_await exchange(w, c, p->bytes, p->keep_body, sent);
     record(w, p->op, a, due, sent, due);
-    if (due >= run.measure_from) ++w.stats.scheduled;
+    if (due >= run.measure_from && !a.interrupted) ++w.stats.scheduled;
     w.log(make_op(run, 0, p->op, "", "", sent, a));
     if (p->op == OpKind::tag && outcome_of(a) == Outcome::ok) {
       if (auto alias = tagged_alias_id(a.body)) {
@@ -415,7 +455,7 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
         w.log(make_op(run, 0, OpKind::untag, *alias, "", untag_sent, u));
       }
     }
-    co_await back_off(c, a);
+    co_await back_off(run, c, a);
     if (interval.count() > 0) due += interval;
   }
   --w.active;
@@ -432,11 +472,15 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
   for (std::size_t i = 0; i < k; ++i) {
     attempted[i] = false;
     Conn& c = *callers[i];
-    if (!co_await ensure_open(w, c)) continue;
+    if (!co_await ensure_open(w, c)) {
+      answers[i] = no_answer(c, {}, Failure::connect);
+      continue;
+    }
     std::string_view head(bytes[i].data(), bytes[i].size() - 1);
+    c.busy_since = Clock::now();  // a target that reads nothing must not hold the write forever
     auto [ec, n] = co_await net::async_write(c.socket, net::buffer(head.data(), head.size()), use_tuple);
     if (ec) {
-      close(c);
+      answers[i] = no_answer(c, ec, Failure::reset);
       continue;
     }
     attempted[i] = true;
@@ -457,7 +501,7 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
   }
   WaitGroup wg(w.ctx, static_cast<int>(std::count(attempted.begin(), attempted.end(), true)));
   for (std::size_t i = 0; i < k; ++i)
-    if (attempted[i]) net::co_spawn(w.ctx, receive_into(*callers[i], answers[i], wg), net::detached);
+    if (attempted[i]) net::co_spawn(w.ctx, receive_into(w, *callers[i], answers[i], wg), net::detached);
   co_await wg.wait();
 }
 
@@ -496,14 +540,14 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
     record(w, OpKind::tag, tag, tag_sent, tag_sent, tag_sent);
     if (tag.status == 409) {  // every alias tagged: wait for a round to end
       ++w.stats.race.tag_busy;
-      co_await sleep_for(control, std::chrono::milliseconds(2));
+      co_await sleep_for(run, control, std::chrono::milliseconds(2));
       continue;
     }
     auto alias = outcome_of(tag) == Outcome::ok ? tagged_alias_id(tag.body) : std::nullopt;
     if (!alias) {
       w.log(make_op(run, 0, OpKind::tag, "", "", tag_sent, tag));
-      co_await back_off(control, tag);
-      if (tag.status != 429) co_await sleep_for(control, std::chrono::milliseconds(10));
+      co_await back_off(run, control, tag);
+      if (tag.status != 429) co_await sleep_for(run, control, std::chrono::milliseconds(10));
       continue;
     }
     Round round;
@@ -516,10 +560,12 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
       call_bytes[static_cast<std::size_t>(i)] = bytes_for(run, r);
     }
     std::size_t winners = 0;
+    bool cut_short = false;  // the run ended in the middle of the round: it says nothing of the race
     for (OpKind kind : {OpKind::call, OpKind::recall}) {
       co_await release_together(w, callers, call_bytes, answers, sent, attempted);
       Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
       for (std::size_t i = 0; i < answers.size(); ++i) {
+        cut_short |= answers[i].interrupted;
         if (!attempted[i]) {
           record(w, kind, answers[i], answers[i].done, answers[i].done, tag_sent);
           continue;
@@ -530,7 +576,8 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
         round.calls.push_back(make_op(run, round.id, kind, *alias, numbers[i], sent[i], answers[i]));
         if (kind == OpKind::call && outcome_of(answers[i]) == Outcome::ok) ++winners;
       }
-      if (kind == OpKind::call && last >= first && tag_sent >= run.measure_from && tag_sent < run.measure_until)
+      if (kind == OpKind::call && !cut_short && last >= first && tag_sent >= run.measure_from &&
+          tag_sent < run.measure_until)
         w.stats.race.skew.record(std::chrono::duration_cast<std::chrono::nanoseconds>(last - first).count());
     }
 
@@ -540,7 +587,7 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
     record(w, OpKind::untag, untag, untag_sent, untag_sent, tag_sent);
     round.untag = make_op(run, round.id, OpKind::untag, *alias, "", untag_sent, untag);
 
-    if (tag_sent >= run.measure_from && tag_sent < run.measure_until) {
+    if (tag_sent >= run.measure_from && tag_sent < run.measure_until && !cut_short) {
       auto& race = w.stats.race;
       ++race.rounds;
       if (race.winners.size() <= winners) race.winners.resize(winners + 1);
@@ -564,21 +611,31 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
   --w.active;
 }
 
-// Cancels what has waited longer than the deadline; ends when the connections have.
+// Ends what has waited past its deadline, and the sleeps of a stopped run;
+// ends when the connections have. It closes the socket rather than cancel:
+// a cancel is lost when no operation is pending (the bytes were ready), a
+// close is not, as every later operation on the socket then fails at once.
 net::awaitable<void> watchdog(Worker& w) {
   const auto timeout = w.run.config.timeout;
   net::steady_timer timer(w.ctx);
   const auto tick = std::clamp<Clock::duration>(timeout / 4, std::chrono::milliseconds(1), std::chrono::milliseconds(100));
+  bool stopping = false;
   while (w.active > 0) {
     timer.expires_after(tick);
     co_await timer.async_wait(use_tuple);
     const auto now = Clock::now();
-    for (auto& c : w.conns)
-      if (c.busy_since != Clock::time_point{} && now - c.busy_since > timeout && !c.timed_out) {
-        c.timed_out = true;
-        error_code ignored;
-        c.socket.cancel(ignored);
-      }
+    if (!stopping && w.run.stop.load(std::memory_order_relaxed)) {
+      stopping = true;
+      if (w.stop_seen == Clock::time_point{}) w.stop_seen = now;
+      for (auto& c : w.conns) c.timer.cancel();
+    }
+    for (auto& c : w.conns) {
+      if (c.cut != Cut::none) continue;
+      c.cut = w.due_cut(c, now);
+      if (c.cut == Cut::none) continue;
+      error_code ignored;
+      c.socket.close(ignored);
+    }
   }
 }
 
@@ -611,6 +668,7 @@ LoadResult run_load(const LoadConfig& config, const Discovery& discovery, Progre
   run.start = Clock::now();
   run.measure_from = run.start + config.warmup;
   run.measure_until = run.measure_from + config.duration;
+  run.hard_end = run.measure_until + config.timeout;
   const bool open_loop = config.rate > 0 && config.scenario != Scenario::race;
   const Clock::duration interval =
       open_loop ? std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(connections / config.rate))
@@ -648,6 +706,7 @@ LoadResult run_load(const LoadConfig& config, const Discovery& discovery, Progre
       const auto cpu_start = thread_cpu_ns();
       w.ctx.run();
       w.stats.cpu_ns = thread_cpu_ns() - cpu_start;
+      w.stats.close_seconds();
       w.flush_history();
     });
 

@@ -183,7 +183,10 @@ LoadRun read_load_document(const json::object& doc) {
 
   for (const auto& v : array_at(doc, "thresholds", "")) {
     try {
-      run.thresholds.push_back(parse_threshold(string_at(core::as_object(v, "thresholds[]"), "expression", "thresholds[]")));
+      const auto& o = core::as_object(v, "thresholds[]");
+      run.thresholds.push_back(parse_threshold(string_at(o, "expression", "thresholds[]")));
+      const auto* implicit = o.if_contains("default");  // absent in documents of older versions
+      run.thresholds.back().implicit = implicit && implicit->is_bool() && implicit->get_bool();
     } catch (const std::invalid_argument& e) {
       throw std::runtime_error(std::string("thresholds[]: ") + e.what());
     }

@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 #include <cmath>
+#include <map>
 #include <limits>
 #include <stdexcept>
 
@@ -96,7 +97,30 @@ std::vector<Threshold> parse_thresholds(const std::vector<std::string>& texts) {
     }
     out.push_back(std::move(t));
   }
+  if (std::none_of(out.begin(), out.end(), [](const Threshold& t) { return t.subject.empty() && t.statistic == "errors"; })) {
+    out.push_back(parse_threshold(kDefaultErrorLimit));
+    out.back().implicit = true;
+  }
   return out;
+}
+
+std::optional<std::string> proved_nothing(const LoadResult& r) {
+  std::uint64_t ok = 0;
+  std::map<unsigned, std::uint64_t> statuses;
+  std::uint64_t unanswered = 0;
+  for (const auto& s : r.stats.ops) {
+    ok += s.latency[static_cast<std::size_t>(Outcome::ok)].count();
+    for (std::size_t code = 0; code < s.statuses.size(); ++code)
+      if (s.statuses[code]) statuses[static_cast<unsigned>(code)] += s.statuses[code];
+    for (auto n : s.failures) unanswered += n;
+  }
+  if (ok > 0) return std::nullopt;
+  const auto requests = total_requests(r);
+  if (requests == 0) return "no request was measured";
+  std::string got;
+  for (const auto& [code, n] : statuses) got += (got.empty() ? "" : ", ") + std::to_string(n) + "x HTTP " + std::to_string(code);
+  if (unanswered) got += (got.empty() ? "" : ", ") + std::to_string(unanswered) + " without an answer";
+  return "no request succeeded: " + std::to_string(requests) + " requests got " + got;
 }
 
 double measured(const Threshold& t, const LoadResult& r) {
@@ -129,7 +153,7 @@ std::vector<ThresholdVerdict> evaluate(const std::vector<Threshold>& thresholds,
 }
 
 int exit_code_of(const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts) {
-  if (r.violation_count > 0) return 1;
+  if (r.violation_count > 0 || proved_nothing(r)) return 1;
   for (const auto& v : verdicts)
     if (!v.held) return 1;
   return 0;
@@ -162,6 +186,7 @@ json::object result_document(const LoadConfig& c, const LoadResult& r, const std
   std::size_t breached = 0;
   for (const auto& v : verdicts) breached += !v.held;
   if (breached) reason += (reason.empty() ? "" : "; ") + std::to_string(breached) + " threshold(s) breached";
+  if (auto why = proved_nothing(r)) reason += (reason.empty() ? "" : "; ") + *why;
   if (reason.empty()) reason = "no invariant broke and every threshold held";
   doc["verdict"] = json::object{{"status", code ? "failed" : "passed"},
                                 {"exit_code", code},
@@ -233,7 +258,8 @@ json::object result_document(const LoadConfig& c, const LoadResult& r, const std
                                                : v.threshold.quantity == Quantity::fraction ? "fraction"
                                                : v.threshold.quantity == Quantity::per_second ? "per_second"
                                                                                               : "count"},
-                                      {"description", describe(v.threshold, v.actual, v.held)}});
+                                      {"description", describe(v.threshold, v.actual, v.held)},
+                                      {"default", v.threshold.implicit}});
   doc["thresholds"] = std::move(thresholds);
   doc["history"] = json::object{{"file", c.history_file}, {"operations", r.history_ops}};
   doc["restore_problems"] = json::value_from(info.restore_problems);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,15 +22,21 @@ struct ThresholdVerdict {
 };
 
 // Parses every expression; throws std::invalid_argument naming the bad one,
-// including a subject that is no operation of the generator.
+// including a subject that is no operation of the generator. Adds the
+// implicit kDefaultErrorLimit unless the user limited the run's errors.
 std::vector<Threshold> parse_thresholds(const std::vector<std::string>& texts);
+
+// Why the run proved nothing, if it did: no request got a successful answer
+// (the target answered only errors, redirects or nothing at all).
+std::optional<std::string> proved_nothing(const LoadResult& r);
 
 // The measured value a threshold speaks of, in its unit (NaN when none).
 double measured(const Threshold& t, const LoadResult& r);
 
 std::vector<ThresholdVerdict> evaluate(const std::vector<Threshold>& thresholds, const LoadResult& r);
 
-// 1 when an invariant broke or a threshold was breached, else 0.
+// 1 when an invariant broke, a threshold was breached or the run proved
+// nothing, else 0.
 int exit_code_of(const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts);
 
 struct RunInfo {

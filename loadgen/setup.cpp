@@ -1,4 +1,5 @@
 // Preflight, discovery and restore with the blocking client of core/.
+#include "core/outside.hpp"
 #include "loadgen/setup.hpp"
 
 #include <boost/json.hpp>
@@ -22,7 +23,7 @@ core::HttpRequest get(const std::string& path, const LoadConfig& c) {
 
 std::string answer_text(const core::Exchange& x) {
   if (!x.response) return x.error_detail.empty() ? std::string(core::to_string(x.error)) : x.error_detail;
-  std::string body = x.response->body.substr(0, 200);
+  std::string body = core::from_target(x.response->body, 200);  // redacted, then cut
   for (auto& ch : body)
     if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
   return "HTTP " + std::to_string(x.response->status) + " (body: " + body + ")";
@@ -87,6 +88,7 @@ std::optional<std::string> tagged_alias_id(const std::string& body) {
 }
 
 Discovery discover(const LoadConfig& c, FoundState& found) {
+  core::register_run_key(c.target.api_key);
   core::HttpClient client(c.target.base, {.timeout = std::min(c.timeout, std::chrono::milliseconds(3000))});
   const std::string base = c.target.base.to_string();
   Discovery d;
@@ -179,21 +181,39 @@ std::vector<std::string> restore(const LoadConfig& c, const FoundState& found) {
                              {{"value", found.database_value.value_or("")}}, c.target.encoding),
          "restoring database key " + std::string(kLoadDatabaseKey));
   }
-  // Tags a round could not delete (an answer lost, a run interrupted).
+  // Tags a round could not delete (an answer lost, a run interrupted); then
+  // the list again, so that a tag still there is named, never assumed gone.
   const std::string aliases_path = "/channels/" + core::percent_encode(c.target.channel) + "/alias-numbers";
-  auto list = client.send(get(aliases_path, c));
-  if (!list.response || list.response->status != 200) return problems;
-  boost::system::error_code ec;
-  auto v = json::parse(list.response->body, ec);
-  if (ec) return problems;
-  if (const auto* items = list_in(v, "aliases"))
+  auto load_tags = [&](std::vector<std::string>& ids) -> std::optional<std::string> {
+    auto list = client.send(get(aliases_path, c));
+    if (!list.response || list.response->status != 200) return answer_text(list);
+    boost::system::error_code ec;
+    auto v = json::parse(list.response->body, ec);
+    const auto* items = ec ? nullptr : list_in(v, "aliases");
+    if (!items) return "no alias list in " + answer_text(list);
     for (const auto& item : *items)
       if (item.is_object())
         if (auto tag = text_of(item.get_object(), "tag"); tag && tag->starts_with(kTagName))
-          if (auto id = text_of(item.get_object(), "id"))
-            send(core::build_request("DELETE", aliases_path + "/" + core::percent_encode(*id) + "/tag", {},
-                                     c.target.encoding),
-                 "deleting the tag left on alias " + *id);
+          if (auto id = text_of(item.get_object(), "id")) ids.push_back(*id);
+    return std::nullopt;
+  };
+  std::vector<std::string> left;
+  if (auto why = load_tags(left)) {
+    problems.push_back("could not list the aliases of channel " + c.target.channel + " to delete the tags the load left (" +
+                       *why + "): any \"" + std::string(kTagName) + "\" tag there is not restored");
+    return problems;
+  }
+  for (const auto& id : left)
+    send(core::build_request("DELETE", aliases_path + "/" + core::percent_encode(id) + "/tag", {}, c.target.encoding),
+         "deleting the tag left on alias " + id);
+  if (left.empty()) return problems;
+  std::vector<std::string> still;
+  if (auto why = load_tags(still))
+    problems.push_back("could not list the aliases of channel " + c.target.channel + " again to see the tags gone (" +
+                       *why + ")");
+  for (const auto& id : still)
+    problems.push_back("alias " + id + " of channel " + c.target.channel + " still carries a \"" + std::string(kTagName) +
+                       "\" tag after the restore");
   return problems;
 }
 

@@ -46,6 +46,13 @@ void Stats::merge(const Stats& other) {
     seconds[i].requests += other.seconds[i].requests;
     seconds[i].errors += other.seconds[i].errors;
     seconds[i].latency.merge(other.seconds[i].latency);
+    seconds[i].latency.pack();
+  }
+  for (std::size_t slot = 0; slot < kOpenSeconds; ++slot) {
+    if (other.open_second_[slot] == 0) continue;
+    const std::size_t i = other.open_second_[slot] - 1;
+    seconds[i].latency.merge(other.open_[slot]);
+    seconds[i].latency.pack();
   }
   race.merge(other.race);
   scheduled += other.scheduled;
@@ -58,6 +65,40 @@ Second& Stats::second(std::int64_t since_start_ns) {
   auto i = static_cast<std::size_t>(since_start_ns < 0 ? 0 : since_start_ns / 1'000'000'000);
   if (i >= seconds.size()) seconds.resize(i + 1);
   return seconds[i];
+}
+
+void Stats::record_second(std::int64_t since_start_ns, std::int64_t latency_ns, bool error) {
+  const auto i = static_cast<std::size_t>(since_start_ns < 0 ? 0 : since_start_ns / 1'000'000'000);
+  Second& s = second(since_start_ns);
+  ++s.requests;
+  s.errors += error;
+  if (i < packed_until_) {  // late: unpack, add, pack again
+    s.latency.record(latency_ns);
+    s.latency.pack();
+    return;
+  }
+  while (packed_until_ + kOpenSeconds <= i) close_second(packed_until_++);
+  const std::size_t slot = i % kOpenSeconds;
+  open_second_[slot] = i + 1;  // whatever the slot held was closed above
+  open_[slot].record(latency_ns);
+}
+
+void Stats::close_second(std::size_t index) {
+  const std::size_t slot = index % kOpenSeconds;
+  if (open_second_[slot] == index + 1) {
+    auto& latency = seconds[index].latency;
+    if (latency.count() == 0) latency = open_[slot];  // packs straight from the dense form
+    else latency.merge(open_[slot]);
+    open_[slot].reset();  // keeps its buckets for the second that takes the slot
+    open_second_[slot] = 0;
+  }
+  seconds[index].latency.pack();
+}
+
+void Stats::close_seconds() {
+  while (packed_until_ < seconds.size()) close_second(packed_until_++);
+  open_ = {};  // frees the dense buckets: a result is copied, never recorded into
+  open_second_ = {};
 }
 
 }  // namespace crh::loadgen

@@ -32,11 +32,12 @@ struct OpStats {
   void merge(const OpStats& other);
 };
 
-// One second of the run, for the time series.
+// One second of the run, for the time series. Its latency is packed once the
+// second is closed: a long run keeps thousands of these.
 struct Second {
   std::uint64_t requests = 0;
   std::uint64_t errors = 0;
-  core::Histogram latency;
+  core::PackedHistogram latency;
 };
 
 struct RaceStats {
@@ -58,8 +59,26 @@ struct Stats {
   core::Histogram lag;          // open loop: how late requests were sent
   std::int64_t cpu_ns = 0;      // CPU time of the generator thread while measuring
 
+  // Every second it touches is left packed: merged statistics are read, not
+  // recorded into. Seconds `other` still has open are merged too.
   void merge(const Stats& other);
   Second& second(std::int64_t since_start_ns);
+
+  // Counts one answer in the second it is counted in. The last kOpenSeconds
+  // seconds record into dense histograms kept aside (reused, so a second
+  // costs no allocation but its packed copy); older ones are packed into
+  // `seconds`, and a late answer for one of them (a request that took that
+  // long) goes in on the slow path. A second's latency is in `seconds` once
+  // it is packed: call close_seconds() when the run is over.
+  void record_second(std::int64_t since_start_ns, std::int64_t latency_ns, bool error);
+  void close_seconds();
+  static constexpr std::size_t kOpenSeconds = 8;
+
+ private:
+  void close_second(std::size_t index);
+  std::size_t packed_until_ = 0;                    // seconds below this index are packed
+  std::array<core::Histogram, kOpenSeconds> open_;  // the open seconds, at index % kOpenSeconds
+  std::array<std::size_t, kOpenSeconds> open_second_{};  // index + 1 of the second in each slot; 0: none
 };
 
 }  // namespace crh::loadgen

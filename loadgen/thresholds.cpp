@@ -314,7 +314,8 @@ std::string format_quantity(Quantity q, double value) {
 
 std::string describe(const Threshold& t, double actual, bool held) {
   return t.text + ": " + format_quantity(t.quantity, actual) + " (limit " +
-         format_quantity(t.quantity, t.limit) + ") " + (held ? "held" : "BREACHED");
+         format_quantity(t.quantity, t.limit) + (t.implicit ? ", the default; --threshold 'errors<N%' sets another" : "") +
+         ") " + (held ? "held" : "BREACHED");
 }
 
 }  // namespace crh::loadgen

@@ -26,7 +26,13 @@ struct Threshold {
   Comparator comparator = Comparator::less;
   double limit = 0;       // in the quantity's unit: ns, fraction, count, per second
   Quantity quantity = Quantity::count;
+  bool implicit = false;  // added by default (kDefaultErrorLimit), not written by the user
 };
+
+// The error-rate limit every load has unless the user sets one of their own
+// (`--threshold 'errors<5%'`): a load whose every answer was an error must
+// not pass a CI gate.
+inline constexpr std::string_view kDefaultErrorLimit = "errors<1%";
 
 // THRESHOLD := [SUBJECT "."] STATISTIC OP NUMBER [UNIT]. Throws
 // std::invalid_argument quoting `text` and saying what was expected.
@@ -37,7 +43,8 @@ Threshold parse_threshold(std::string_view text);
 // `actual` is in the same unit as `t.limit`. A NaN (nothing measured) never holds.
 bool holds(const Threshold& t, double actual);
 
-// `call.p99<20ms: 31.2 ms (limit 20 ms) BREACHED`, `errors<0.1%: 0.02% (limit 0.1%) held`.
+// `call.p99<20ms: 31.2 ms (limit 20 ms) BREACHED`; an implicit threshold says
+// it is the default and how to change it., `errors<0.1%: 0.02% (limit 0.1%) held`.
 std::string describe(const Threshold& t, double actual, bool held);
 
 // 31.2 ms, 812 us, 1.50 s, 20 ms, 0.02%, 12, 1520/s.

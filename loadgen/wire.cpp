@@ -56,16 +56,25 @@ void ResponseReader::reset(bool keep_body) {
   state_ = State::need_more;
   phase_ = Phase::head;
   keep_body_ = keep_body;
-  head_.clear();
   line_.clear();
   error_.clear();
+  interim_ = 0;
+  interim_bytes_ = 0;
+  trailer_bytes_ = 0;
+  remaining_ = 0;
+  body_.clear();
+  body_size_ = 0;
+  start_head();
+}
+
+// What one head (interim or final) sets; an interim answer's headers say
+// nothing about the final one.
+void ResponseReader::start_head() {
+  head_.clear();
   status_ = 0;
   keep_alive_ = true;
   chunked_ = false;
   content_length_.reset();
-  remaining_ = 0;
-  body_.clear();
-  body_size_ = 0;
   retry_after_.reset();
 }
 
@@ -104,12 +113,16 @@ std::size_t ResponseReader::feed(std::string_view bytes) {
       case Phase::trailers: {
         auto eol = rest.find('\n');
         std::size_t n = eol == std::string_view::npos ? rest.size() : eol + 1;
-        line_.append(rest.substr(0, n));
-        used += n;
-        if (line_.size() > 4096) {
+        if (line_.size() + n > 4096) {
           fail("chunk line beyond 4096 bytes");
           return used;
         }
+        if (phase_ == Phase::trailers && (trailer_bytes_ += n) > limits_.header_bytes) {
+          fail("trailers beyond " + std::to_string(limits_.header_bytes) + " bytes");
+          return used;
+        }
+        line_.append(rest.substr(0, n));
+        used += n;
         if (eol == std::string_view::npos) break;
         std::string_view line = line_;
         if (line.size() >= 2 && line[line.size() - 2] == '\r') line.remove_suffix(2);
@@ -155,28 +168,48 @@ std::size_t ResponseReader::feed(std::string_view bytes) {
 }
 
 std::size_t ResponseReader::feed_head(std::string_view bytes) {
+  // Find the blank line that ends the head without copying what follows it
+  // (a pipelined answer, or the next of many 1xx answers): it may begin in
+  // the last three bytes already held.
+  constexpr std::string_view kEnd = "\r\n\r\n";
   const std::size_t before = head_.size();
-  head_.append(bytes);
-  auto end = head_.find("\r\n\r\n", before >= 3 ? before - 3 : 0);
-  if (end == std::string::npos) {
-    if (head_.size() > limits_.header_bytes)
-      fail("status line and headers beyond " + std::to_string(limits_.header_bytes) + " bytes");
-    return bytes.size();
+  std::size_t take = std::string_view::npos;
+  if (before > 0 && !bytes.empty()) {
+    char joined[6];
+    const std::size_t tail = std::min<std::size_t>(before, 3), lead = std::min<std::size_t>(bytes.size(), 3);
+    std::copy_n(head_.data() + before - tail, tail, joined);
+    std::copy_n(bytes.data(), lead, joined + tail);
+    const auto at = std::string_view(joined, tail + lead).find(kEnd);
+    if (at != std::string_view::npos) take = at + kEnd.size() - tail;
   }
-  const std::size_t head_len = end + 4;
-  if (head_len > limits_.header_bytes)
-    {
-    fail("status line and headers beyond " + std::to_string(limits_.header_bytes) + " bytes");
-    return bytes.size();
+  if (take == std::string_view::npos) {
+    const auto at = bytes.find(kEnd);
+    if (at != std::string_view::npos) take = at + kEnd.size();
   }
-  const std::size_t used = head_len - before;
-  head_.resize(head_len);
-  if (!finish_head()) return used;
-  // An interim 1xx answer: the real one follows.
-  if (status_ >= 100 && status_ < 200) {
-    bool keep = keep_body_;
-    reset(keep);
-    return used;
+  const bool complete = take != std::string_view::npos;
+  if (!complete) take = bytes.size();
+  // Every head of this response, interim ones included, shares one budget.
+  if (before + take > limits_.header_bytes - interim_bytes_) {
+    const std::string limit = std::to_string(limits_.header_bytes) + " bytes";
+    fail(interim_ ? "interim 1xx answers and the final answer's head beyond " + limit
+                  : "status line and headers beyond " + limit);
+    return take;
+  }
+  head_.append(bytes.substr(0, take));
+  if (!complete) return take;
+  if (!finish_head()) return take;
+  if (status_ == 101) {
+    fail("101 Switching Protocols, although no upgrade was asked for");
+    return take;
+  }
+  if (status_ >= 100 && status_ < 200) {  // an interim answer: the final one follows
+    if (++interim_ > limits_.interim_answers) {
+      fail("more than " + std::to_string(limits_.interim_answers) + " interim 1xx answers before the final answer");
+      return take;
+    }
+    interim_bytes_ += head_.size();
+    start_head();
+    return take;
   }
   if (status_ == 204 || status_ == 304) state_ = State::done;
   else if (chunked_) phase_ = Phase::chunk_size;
@@ -189,7 +222,7 @@ std::size_t ResponseReader::feed_head(std::string_view bytes) {
     phase_ = Phase::body_close;
     keep_alive_ = false;
   }
-  return used;
+  return take;
 }
 
 bool ResponseReader::finish_head() {

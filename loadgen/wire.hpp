@@ -21,12 +21,16 @@ std::string serialize_request(const core::HttpRequest& request, const core::Base
                               std::string_view api_key);
 
 struct ReaderLimits {
-  std::size_t header_bytes = 64 * 1024;       // status line and headers
+  std::size_t header_bytes = 64 * 1024;       // status lines and headers, interim 1xx answers included
   std::size_t body_bytes = 4 * 1024 * 1024;   // decoded body
+  std::size_t interim_answers = 32;           // 1xx answers skipped before the final one
 };
 
 // Reads one response from bytes fed as they arrive. Keeps the body only when
 // asked (the race needs the tag's alias id; `get` only needs the status).
+// Interim 1xx answers (RFC 9110 §15.2) are skipped, but a bounded number of
+// them: a peer that only ever sends `100 Continue` must end in an error, not
+// keep the reader busy. 101 was never asked for and is an error too.
 class ResponseReader {
  public:
   enum class State { need_more, done, error };
@@ -56,6 +60,7 @@ class ResponseReader {
  private:
   enum class Phase { head, body_length, body_close, chunk_size, chunk_data, chunk_data_end, trailers };
   std::size_t feed_head(std::string_view bytes);
+  void start_head();
   bool finish_head();
   bool header(std::string_view name, std::string_view value);
   void take_body(std::string_view bytes);
@@ -67,6 +72,9 @@ class ResponseReader {
   bool keep_body_ = false;
   std::string head_;  // bytes of the head so far (reused across responses)
   std::string line_;  // a chunk-size or trailer line in progress
+  std::size_t interim_ = 0;         // 1xx answers skipped in this response
+  std::size_t interim_bytes_ = 0;   // their heads' bytes, counted against header_bytes
+  std::size_t trailer_bytes_ = 0;   // counted against header_bytes too
   std::string error_;
   unsigned status_ = 0;
   bool keep_alive_ = true;

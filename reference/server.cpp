@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "exchange.hpp"
+
 namespace crh::reference {
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -38,20 +40,6 @@ struct Worker {
   std::promise<void> done;
 };
 
-std::string transport_error_message(const boost::system::error_code& ec, const ServerConfig& c) {
-  if (ec == http::error::header_limit)
-    return "request line and headers exceed " + std::to_string(c.header_limit) + " bytes";
-  if (ec == http::error::body_limit)
-    return "request body exceeds " + std::to_string(c.body_limit) + " bytes";
-  return "malformed HTTP/1.1 request: " + ec.message();
-}
-
-unsigned transport_error_status(const boost::system::error_code& ec) {
-  if (ec == http::error::header_limit) return 431;
-  if (ec == http::error::body_limit) return 413;
-  return 400;
-}
-
 bool is_disconnect(const boost::system::error_code& ec) {
   return ec == http::error::end_of_stream || ec == net::error::eof ||
          ec == net::error::operation_aborted || ec == beast::error::timeout ||
@@ -63,6 +51,7 @@ bool is_disconnect(const boost::system::error_code& ec) {
 
 struct Server::Impl {
   ServerConfig config;
+  ReadLimits limits{config.header_limit, config.body_limit};
   SystemClock clock;
   Service service;
   std::vector<std::unique_ptr<Worker>> workers;
@@ -116,8 +105,9 @@ struct Server::Impl {
     co_return ec;
   }
 
-  // After answering a request that could not be read whole, let the peer see
-  // the answer: stop sending, then read and drop what it still sends for a while.
+  // After answering a request that could not be read whole, or whose framing
+  // is in doubt, let the peer see the answer: stop sending, then read and drop
+  // what it still sends for a while. Nothing read here is taken as a request.
   net::awaitable<void> linger(beast::tcp_stream& stream) {
     boost::system::error_code ec;
     stream.socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -138,13 +128,23 @@ struct Server::Impl {
     beast::flat_buffer buffer;
     std::string out;
     while (!w.stopping) {
-      http::request_parser<http::string_body> parser;
-      parser.header_limit(static_cast<std::uint32_t>(config.header_limit));
-      parser.body_limit(config.body_limit);
+      RequestParser parser;
+      apply_limits(parser, limits);
       self.busy = false;
       stream.expires_after(config.idle_timeout);
       auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
-      if (!ec && parser.get()[http::field::expect] == "100-continue" && !parser.is_done()) {
+      if (!ec) {
+        // Before any of the body is read (or a 100 Continue invites it): a
+        // head whose framing is in doubt ends the connection, so the bytes
+        // after it are never read as a request (RFC 9112 §6.3).
+        if (auto refusal = refuse_head(service, parser)) {
+          self.busy = true;
+          co_await write(stream, out, *refusal, parser.get().version(), false);
+          co_await linger(stream);
+          break;
+        }
+      }
+      if (!ec && expects_continue(parser)) {
         static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
         auto [wec, wn] = co_await net::async_write(stream, net::buffer(kContinue), use_tuple);
         ec = wec;
@@ -156,22 +156,17 @@ struct Server::Impl {
       self.busy = true;
       if (ec) {
         if (is_disconnect(ec) || w.stopping) break;
-        Response r = service.error(transport_error_status(ec), transport_error_message(ec, config));
+        Response r = read_error_answer(service, ec, limits);
         co_await write(stream, out, r, 11, false);
         co_await linger(stream);
         break;
       }
       auto& req = parser.get();
-      Request request{req.method_string(), req.target(), std::nullopt, false,
-                      req[http::field::content_type], req.body()};
-      for (auto [it, end] = req.equal_range("Apikey"); it != end; ++it) {
-        if (request.apikey) request.apikey_repeated = true;
-        request.apikey = it->value();
-      }
-      const bool keep_alive = req.keep_alive() && req.method() != http::verb::head;
+      Handled handled;
       Response response;
       try {
-        Reply reply = service.handle(request);
+        handled = handle_request(service, req);
+        Reply& reply = handled.reply;
         if (reply.wait.count() > 0) {
           net::steady_timer timer(stream.get_executor(), reply.wait);
           co_await timer.async_wait(use_tuple);
@@ -183,6 +178,7 @@ struct Server::Impl {
                   << req.target() << ": " << e.what() << "\n";
         response = service.error(500, "internal error in the reference service");
       }
+      const bool keep_alive = handled.keep_alive;
       auto wec = co_await write(stream, out, response, req.version(), keep_alive);
       if (wec || !keep_alive) break;
     }

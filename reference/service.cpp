@@ -53,30 +53,57 @@ int hex_value(char c) {
   return -1;
 }
 
+// Length of the UTF-8 character starting at s[i], or 0 if none starts there.
+std::size_t utf8_char_length(std::string_view s, std::size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  std::size_t n;
+  std::uint32_t cp;
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
+  else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
+  else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
+  else return 0;
+  if (i + n >= s.size()) return 0;
+  for (std::size_t k = 1; k <= n; ++k) {
+    auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8.
+  if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+      (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+    return 0;
+  return n + 1;
+}
+
 bool valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n;
-    std::uint32_t cp;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
-    else return false;
-    if (i + n >= s.size()) return false;
-    for (std::size_t k = 1; k <= n; ++k) {
-      auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8.
-    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-        (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-      return false;
-    i += n + 1;
+  for (std::size_t i = 0; i < s.size();) {
+    std::size_t n = utf8_char_length(s, i);
+    if (n == 0) return false;
+    i += n;
   }
   return true;
+}
+
+// `s` with every byte that is not part of a UTF-8 character written as the
+// text \xHH. Boost.JSON copies a string's bytes as they are, and a body that
+// is not UTF-8 is not JSON (RFC 8259 §8.1); messages quote what the peer sent.
+std::string as_utf8_text(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    if (std::size_t n = utf8_char_length(s, i)) {
+      out.append(s.substr(i, n));
+      i += n;
+    } else {
+      auto c = static_cast<unsigned char>(s[i++]);
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
 }
 
 // Percent-decodes `in`; in form encoding '+' stands for a space. Nothing on
@@ -209,9 +236,18 @@ json::value alias_json(const AliasView& a, const Clock& clock) {
 
 Response ok(const json::value& body) { return Response{200, "application/json", json::serialize(body), {}}; }
 
+// `s` as a JSON string for a message, shortened to about 72 bytes. The cut
+// falls between characters, never inside one.
 std::string quoted(std::string_view s) {
+  constexpr std::size_t kMax = 72;
+  bool cut = s.size() > kMax;
+  if (cut) {
+    std::size_t end = kMax;
+    while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+    s = s.substr(0, end);
+  }
   std::string out = json::serialize(json::value(json::string(s)));
-  if (out.size() > 80) out = out.substr(0, 77) + "...\"";
+  if (cut) out.insert(out.size() - 1, "...");
   return out;
 }
 
@@ -227,7 +263,8 @@ struct Service::Route {
 Service::Service(ServiceConfig config, const Fixtures& fixtures, const Clock& clock)
     : config_(std::move(config)), state_(fixtures, clock, config_.minute, config_.faults) {}
 
-Response Service::error(unsigned status, std::string_view msg) const {
+Response Service::error(unsigned status, std::string_view raw_msg) const {
+  const std::string msg = as_utf8_text(raw_msg);
   const auto& f = config_.faults;
   if (f.has(Fault::error_status_200) && status == 404) status = 200;
   if (f.has(Fault::text_errors)) return Response{status, "text/plain; charset=utf-8", std::string(msg) + "\n", {}};

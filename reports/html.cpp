@@ -100,7 +100,7 @@ std::string verdict_section(const json::object& doc) {
   const auto& v = obj(doc, "verdict");
   const std::string status = text(v, "status");
   std::string out = "<div class=\"verdict " + esc(status) + "\"><strong>" +
-                    (status == "passed" ? std::string("PASSED") : status == "incomplete" ? "INCOMPLETE" : status == "unreachable" ? "UNREACHABLE" : "FAILED") +
+                    status_label(status) +
                     "</strong> (exit code " + whole(number(v, "exit_code")) + ")";
   const auto& reasons = arr(v, "reasons");
   if (reasons.empty()) out += "<p>" + esc(text(v, "reason")) + "</p>";

@@ -50,7 +50,7 @@ std::string run_summary(const json::object& doc, const TerminalStyle& style) {
   for (const auto& p : doc.at("problems").as_array()) out += paint(style.color, "could not run", "1;31") + ": " + clean(p.as_string()) + "\n";
   const json::value verdict = doc.at("verdict");
   const std::string status = str(verdict, "status");
-  std::string label = status == "passed" ? "PASSED" : status == "incomplete" ? "INCOMPLETE" : status == "unreachable" ? "UNREACHABLE" : "FAILED";
+  const std::string label = status_label(status);
   out += "verdict of the run: " + paint(style.color, label, status == "passed" ? "1;32" : "1;31") + " (" + str(verdict, "reason") + ")\n";
   return out;
 }

@@ -101,7 +101,7 @@ std::string contract_summary(const json::value& result, const TerminalStyle& sty
                 verdict.at("exit_code").to_number<long>(), count(counts, "total"),
                 result.at("duration_ms").to_number<double>() / 1000.0, count(counts, "pass"), count(counts, "warn"),
                 count(counts, "fail"), count(counts, "skip"), count(counts, "indeterminate"));
-  const std::string head = status == "passed" ? paint("PASSED", "1;32") : paint(status == "failed" ? "FAILED" : "UNREACHABLE", "1;31");
+  const std::string head = paint(status_label(status), status == "passed" ? "1;32" : "1;31");
   out += head + tail + "  " + str(verdict, "reason") + "\n";
   if (status == "failed")
     out += "  To reproduce: export CRH_API_KEY (the target's key) and paste the curl commands above, or use the rerun lines.\n";

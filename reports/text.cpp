@@ -2,6 +2,7 @@
 #include "reports/text.hpp"
 
 #include <boost/json.hpp>
+#include <cctype>
 #include <cstdio>
 
 namespace crh::reports {
@@ -45,6 +46,12 @@ std::string format_figure(std::string_view unit, double v) {
   if (unit == "per_second") return fixed(v, v < 100 ? 1 : 0) + "/s";
   if (unit == "fraction") return fixed(v * 100, 3) + "%";
   return fixed(v, 3);
+}
+
+std::string status_label(std::string_view status) {
+  std::string out(status.empty() ? "unknown" : status);
+  for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
 }
 
 }  // namespace crh::reports

@@ -23,6 +23,9 @@ std::string fixed(double v, int decimals);
 // `text` in an ANSI colour (`code` such as "1;31") when `on`.
 std::string paint(bool on, const std::string& text, const char* code);
 
+// A verdict status as shown: "passed" -> "PASSED", "untested" -> "UNTESTED".
+std::string status_label(std::string_view status);
+
 // "812 µs", "1.23 ms", "2.50 s": a duration in nanoseconds for people.
 std::string format_ns(double ns);
 

@@ -11,8 +11,10 @@
 #include "commands.hpp"
 #include "contracts/rules.hpp"
 #include "contracts/runner.hpp"
+#include "core/outside.hpp"
 #include "documents.hpp"
 #include "exit_codes.hpp"
+#include "interrupt.hpp"
 #include "reference/server.hpp"
 #include "reports/terminal.hpp"
 #include "target_setup.hpp"
@@ -88,14 +90,17 @@ int run_contract_command(const ContractOptions& o) {
               << (o.slow ? ", with the slow checks" : "") << "\n"
               << std::flush;
 
+  InterruptScope interrupt;  // Ctrl-C: skip the checks not started, restore, write what was gathered
+  run.stop = &InterruptScope::requested();
   auto report = contracts::run_contract(run);
   if (tty && !o.quiet) std::cout << "\r\x1b[2K" << std::flush;
   if (embedded) embedded->stop();
 
-  const auto doc = contracts::result_document(report, run, embedded != nullptr);
+  auto doc = contracts::result_document(report, run, embedded != nullptr);
+  core::redact_values(doc);  // a value the target sent that a message quotes whole
   int exit_code = report.exit_code;
   for (const auto& problem :
-       write_single_result_outputs(doc.as_object(), {o.json_file, o.html_file, o.junit_file}, run.target.api_key)) {
+       write_single_result_outputs(doc.as_object(), {o.json_file, o.html_file, o.junit_file})) {
     std::cerr << "crh contract: " << problem << "\n";
     exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
   }

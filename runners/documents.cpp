@@ -143,29 +143,28 @@ reports::RunMeta meta_of(const std::vector<std::pair<std::string, json::object>>
   return meta;
 }
 
-std::vector<std::string> write_single_result_outputs(const json::object& result, const OutputFiles& files,
-                                                     const std::string& api_key) {
+std::vector<std::string> write_single_result_outputs(const json::object& result, const OutputFiles& files) {
   std::vector<std::string> problems;
   if (!files.html.empty()) {
     OutputFiles html_only;
     html_only.html = files.html;
     const auto run = reports::run_document(reports::parts_of(result), std::nullopt, meta_of({{"", result}}, false));
-    problems = write_outputs(run, html_only, api_key);
+    problems = write_outputs(run, html_only);
   }
   OutputFiles rest = files;
   rest.html.clear();
-  auto more = write_outputs(result, rest, api_key);
+  auto more = write_outputs(result, rest);
   problems.insert(problems.end(), more.begin(), more.end());
   return problems;
 }
 
-std::vector<std::string> write_outputs(const json::object& doc, const OutputFiles& files, const std::string& key) {
+std::vector<std::string> write_outputs(const json::object& doc, const OutputFiles& files) {
   std::vector<std::string> problems;
   auto write = [&](const std::string& path, const auto& render) {
     if (path.empty()) return;
     try {
       const std::string text = render();
-      core::write_file_atomically(path, key.empty() ? text : core::redact(text, key));
+      core::write_file_atomically(path, text);
     } catch (const std::exception& e) {
       problems.emplace_back(std::string(e.what()).find(path) == std::string::npos ? path + ": " + e.what() : e.what());
     }

@@ -33,15 +33,14 @@ struct OutputFiles {
 };
 
 // Writes the requested renderings of a run document (or, for --json and
-// --junit, of any result document), each through a
-// temporary file and a rename, with `api_key` (when not empty) redacted.
+// --junit, of any result document), each through a temporary file and a
+// rename. The document's values are redacted already (core/outside.hpp):
+// the rendered text is never redacted again, so the harness's own words stay.
 // Returns what could not be written.
-std::vector<std::string> write_outputs(const boost::json::object& run_document, const OutputFiles& files,
-                                       const std::string& api_key);
+std::vector<std::string> write_outputs(const boost::json::object& run_document, const OutputFiles& files);
 
 // The same for one contract or load result (`crh contract`, `crh load`):
 // --json and --junit of the result itself, --html of the run it makes alone.
-std::vector<std::string> write_single_result_outputs(const boost::json::object& result, const OutputFiles& files,
-                                                     const std::string& api_key);
+std::vector<std::string> write_single_result_outputs(const boost::json::object& result, const OutputFiles& files);
 
 }  // namespace crh::runners

@@ -11,7 +11,7 @@
 
 #include "commands.hpp"
 #include "contracts/profile.hpp"
-#include "core/curl.hpp"
+#include "core/outside.hpp"
 #include "documents.hpp"
 #include "exit_codes.hpp"
 #include "interrupt.hpp"
@@ -112,12 +112,11 @@ int run_load_command(const LoadOptions& o) {
   int exit_code = session.exit_code;
   const boost::json::value doc = std::move(*session.document);
   for (const auto& problem :
-       write_single_result_outputs(doc.as_object(), {o.json_file, o.html_file, o.junit_file}, config.target.api_key)) {
+       write_single_result_outputs(doc.as_object(), {o.json_file, o.html_file, o.junit_file})) {
     std::cerr << "crh load: " << problem << "\n";
     exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
   }
-  std::cout << core::redact(reports::load_summary(doc, {.color = tty, .verbose = o.verbose, .quiet = o.quiet}),
-                            config.target.api_key);
+  std::cout << reports::load_summary(doc, {.color = tty, .verbose = o.verbose, .quiet = o.quiet});
   return exit_code;
 }
 

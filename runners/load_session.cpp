@@ -5,7 +5,7 @@
 #include <iostream>
 #include <thread>
 
-#include "core/curl.hpp"
+#include "core/outside.hpp"
 #include "exit_codes.hpp"
 #include "interrupt.hpp"
 #include "loadgen/result.hpp"
@@ -16,14 +16,13 @@ namespace crh::runners {
 LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vector<loadgen::Threshold>& thresholds,
                              bool embedded, bool show_progress) {
   LoadSession session;
-  const auto& key = config.target.api_key;
   loadgen::FoundState found;
   loadgen::Discovery discovery;
   try {
     discovery = loadgen::discover(config, found);
   } catch (const loadgen::SetupError& e) {
     session.exit_code = kExitUnreachable;
-    session.error = core::redact(e.what(), key);
+    session.error = core::composed(e.what());
     return session;
   }
 
@@ -64,13 +63,15 @@ LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vecto
   ticker.join();
   info.restore_problems = loadgen::restore(config, found);
   if (!failure.empty()) {
-    session.error = core::redact(failure, key);
+    session.error = core::composed(failure);
     session.exit_code = failure.find("history") != std::string::npos ? kExitUsage : kExitUnreachable;
     return session;
   }
   const auto verdicts = loadgen::evaluate(thresholds, result);
   session.exit_code = loadgen::exit_code_of(result, verdicts);
-  session.document = loadgen::result_document(config, result, verdicts, info);
+  boost::json::value doc = loadgen::result_document(config, result, verdicts, info);
+  core::redact_values(doc);  // a value the target sent that a message quotes whole
+  session.document = std::move(doc.as_object());
   return session;
 }
 

@@ -55,7 +55,7 @@ int run_report_command(const ReportOptions& o) {
 
   const auto doc = reports::run_document(std::move(parts), std::move(comparison), meta);
   int exit_code = static_cast<int>(doc.at("verdict").at("exit_code").to_number<long>());
-  for (const auto& problem : write_outputs(doc, {o.json_file, o.html_file, o.junit_file}, "")) {
+  for (const auto& problem : write_outputs(doc, {o.json_file, o.html_file, o.junit_file})) {
     std::cerr << "crh report: " << problem << "\n";
     exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
   }

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "api_key.hpp"
+#include "core/redact.hpp"
 #include "exit_codes.hpp"
 
 namespace crh::runners {
@@ -40,6 +41,13 @@ int set_up_target(const TargetChoice& choice, core::Target& target, std::unique_
       return kExitUsage;
     }
     target.api_key = *key;
+    if (core::key_is_short(target.api_key))
+      std::cerr << choice.command << ": warning: the API key is " << target.api_key.size()
+                << " character(s) long, shorter than " << core::kMinRedactableKey
+                << ": a key this short also matches ordinary text, so crh hides it only in what the target sent "
+                   "(excerpts and evidence, where innocent letters may be hidden too) and not in its own messages. "
+                   "Use a key of at least "
+                << core::kMinRedactableKey << " characters for a run whose outputs you share.\n";
   } catch (const std::exception& e) {
     std::cerr << choice.command << ": " << e.what() << "\n";
     return kExitUsage;

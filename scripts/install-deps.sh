@@ -8,6 +8,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev
   curl wrk nginx-light libxml2-utils
+  clang libclang-rt-dev
 )
 
 missing=()

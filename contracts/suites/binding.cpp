@@ -136,7 +136,7 @@ void add_expiry_checks(std::vector<Check>& out) {
                    const auto answered = Clock::now();
                    connects(ctx, alias, ctx.caller(1), "B1", "the first caller");
 
-                   std::this_thread::sleep_until(answered + lifetime / 2);
+                   ctx.sleep_until(answered + lifetime / 2);
                    if (Clock::now() >= sent + lifetime - lifetime / 10)
                      ctx.indeterminate("could not look at the tag before the end of its lifetime (the run was too slow)");
                    refused_call(ctx, alias, ctx.caller(2), "B3", "at half the tag's lifetime, the alias is still bound");
@@ -150,13 +150,13 @@ void add_expiry_checks(std::vector<Check>& out) {
                    // little clock slack (a second, or a tenth of the lifetime) after that.
                    const auto end = answered + lifetime;
                    const auto grace = std::max<std::chrono::milliseconds>(std::chrono::milliseconds(1000), lifetime / 10);
-                   std::this_thread::sleep_until(end + std::chrono::milliseconds(20));
+                   ctx.sleep_until(end + std::chrono::milliseconds(20));
                    std::lock_guard channel(ctx.run().channel_mutex);  // no quick check may re-tag it meanwhile
                    core::Exchange last;
                    do {
                      last = call_or_skip(ctx, alias, ctx.caller(2));
                      if (last.answered() && last.response->status == 200) break;
-                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                     ctx.sleep_until(Clock::now() + std::chrono::milliseconds(50));
                    } while (Clock::now() < end + grace);
                    const auto& r = ctx.response(last, "a call after the tag's lifetime");
                    if (r.status != 200)

@@ -91,8 +91,9 @@ wait "$runner" || code=$?
 grep -q '"incomplete":true' "$work/partial.json" || fail "the interrupted result is not marked incomplete"
 grep -q 'INCOMPLETE' "$work/partial.html" || fail "the interrupted report does not say INCOMPLETE"
 grep -q 'mixed load: not run, the run was interrupted' "$work/partial.json" || fail "the result does not say the mixed load was left out"
-tags=$(curl -sS "$url/api/v1/channels/1/alias-numbers" -H "Apikey: $key")
-if echo "$tags" | grep -q 'crh-load'; then fail "the interrupted run left tags behind: $tags"; fi
+tags=$(curl -sS "$url/channels/1/alias-numbers" -H "Apikey: $key")
+echo "$tags" | grep -q '"aliases"' || fail "could not list the aliases to check the restore: $tags"
+if echo "$tags" | grep -q 'crh-'; then fail "the interrupted run left tags behind: $tags"; fi
 
 step "f. crh contract --html"
 CRH_API_KEY=$key run contract --base-url "$url" --suite endpoints --html "$work/contract.html"

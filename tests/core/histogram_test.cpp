@@ -1,5 +1,6 @@
 // The load generator's latency histogram: bucket geometry, quantile accuracy
-// against sorted samples, exact merge and the JSON form used to merge runs.
+// against sorted samples, exact merge and the JSON form used to merge runs;
+// and its packed form, which must give exactly what the dense one gives.
 #include "core/histogram.hpp"
 
 #include <gtest/gtest.h>
@@ -347,6 +348,92 @@ TEST(Histogram, ResetLeavesAnEmptyHistogram) {
   h.record(7 * kUs);
   EXPECT_EQ(h.min(), 7 * kUs);
   EXPECT_EQ(h.max(), 7 * kUs);
+}
+
+// ---------------------------------------------------------------- PackedHistogram
+
+// Samples as a run's second sees them: a dense middle, a sparse tail, counts
+// both small and beyond one varint byte, and the extremes.
+std::vector<std::int64_t> second_like(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> latency(std::log(300.0 * kUs), 0.6);
+  std::vector<std::int64_t> out;
+  for (int i = 0; i < 20'000; ++i) out.push_back(static_cast<std::int64_t>(latency(rng)));
+  for (int i = 0; i < 300; ++i) out.push_back(42 * kUs);  // one bucket of 300: a two-byte count
+  out.push_back(0);
+  out.push_back(90 * kSec);
+  return out;
+}
+
+TEST(PackedHistogram, GivesWhatTheDenseFormGives) {
+  const Histogram dense = histogram_of(second_like(1));
+  PackedHistogram packed(dense);
+  EXPECT_TRUE(packed.packed());
+  EXPECT_EQ(packed.histogram(), dense);
+  EXPECT_EQ(packed.count(), dense.count());
+  EXPECT_EQ(packed.min(), dense.min());
+  EXPECT_EQ(packed.max(), dense.max());
+  EXPECT_DOUBLE_EQ(packed.mean(), dense.mean());
+  for (double q : {0.0, 0.5, 0.9, 0.99, 0.999, 1.0}) EXPECT_EQ(packed.quantile(q), dense.quantile(q)) << q;
+  EXPECT_EQ(boost::json::serialize(packed.to_json()), boost::json::serialize(dense.to_json()));
+  EXPECT_TRUE(packed == PackedHistogram(dense));
+
+  EXPECT_EQ(PackedHistogram(Histogram{}).histogram(), Histogram{});
+  EXPECT_EQ(PackedHistogram{}.histogram(), Histogram{});
+}
+
+TEST(PackedHistogram, HoldsAboutTwoBytesPerNonEmptyBucket) {
+  const Histogram dense = histogram_of(second_like(2));
+  const auto buckets = dense.to_json().at("buckets").as_array().size();
+  const std::size_t highest = Histogram::index_of(dense.max());
+  PackedHistogram packed(dense);
+  EXPECT_LE(packed.storage_bytes(), 2 * buckets + 16) << buckets << " non-empty buckets";
+  EXPECT_LT(packed.storage_bytes() * 10, (highest + 1) * sizeof(std::uint64_t)) << "the dense form's size";
+}
+
+TEST(PackedHistogram, RecordsDenseUntilPackedAndAfterwardsToo) {
+  const auto samples = second_like(3);
+  PackedHistogram h;
+  for (auto v : samples) h.record(v);
+  EXPECT_FALSE(h.packed());
+  h.pack();
+  EXPECT_TRUE(h.packed());
+  h.record(5 * kSec);  // a late sample: unpacks
+  EXPECT_FALSE(h.packed());
+  h.pack();
+  auto all = samples;
+  all.push_back(5 * kSec);
+  EXPECT_EQ(h.histogram(), histogram_of(all));
+}
+
+TEST(PackedHistogram, MergesExactlyInEveryForm) {
+  const auto a = second_like(4), b = second_like(5);
+  auto all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  const Histogram whole = histogram_of(all);
+  for (bool this_packed : {false, true})
+    for (bool other_packed : {false, true}) {
+      const PackedHistogram y(histogram_of(b));
+      PackedHistogram merged;
+      for (auto v : a) merged.record(v);
+      if (this_packed) merged.pack();
+      if (other_packed) merged.merge(y);
+      else merged.merge(histogram_of(b));
+      EXPECT_EQ(merged.packed(), this_packed) << "the merge keeps this one's form";
+      EXPECT_EQ(merged.histogram(), whole) << this_packed << other_packed;
+    }
+  PackedHistogram empty;
+  empty.merge(PackedHistogram(whole));
+  EXPECT_EQ(empty.histogram(), whole);
+}
+
+TEST(PackedHistogram, AssignedFromADenseHistogramIsPacked) {
+  const Histogram dense = histogram_of(second_like(6));
+  PackedHistogram h;
+  h.record(3 * kUs);
+  h = dense;
+  EXPECT_TRUE(h.packed());
+  EXPECT_EQ(h.histogram(), dense);
 }
 
 }  // namespace

@@ -1,19 +1,27 @@
 // Whole load runs against the in-process reference service: the race finds
 // no violation on a correct service and finds them on a racy one every run;
-// the schedulers, the mix, the history, the thresholds and the document.
+// the schedulers, the mix, the history, the thresholds and the document. And
+// against hostile targets: every run ends by its deadline whatever they send.
 #include <gtest/gtest.h>
+
+#include <poll.h>
+#include <sys/socket.h>
 
 #include <boost/json.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <future>
 #include <memory>
+#include <thread>
 
 #include "core/histogram.hpp"
 #include "loadgen/engine.hpp"
 #include "loadgen/result.hpp"
 #include "loadgen/setup.hpp"
 #include "reference/server.hpp"
+#include "support/scripted_server.hpp"
 
 namespace crh::loadgen {
 namespace {
@@ -268,6 +276,229 @@ TEST_F(LoadRun, SetupNamesWhatIsMissing) {
   server_->stop();
   config_.target.api_key = kKey;
   EXPECT_THROW(discover(config_, found), SetupError);
+}
+
+TEST_F(LoadRun, PerSecondSeriesIsPackedOnceTheRunEnds) {
+  // A long run keeps one histogram per second: packed, each holds about what
+  // its second recorded, not a dense array up to its highest bucket.
+  start();
+  config_.scenario = Scenario::get;
+  config_.duration = 1500ms;
+  auto r = run();
+  ASSERT_GE(r.stats.seconds.size(), 2u);
+  for (std::size_t t = 0; t < r.stats.seconds.size(); ++t) {
+    const auto& latency = r.stats.seconds[t].latency;
+    EXPECT_TRUE(latency.packed()) << "second " << t;
+    const auto buckets = latency.to_json().at("buckets").as_array().size();
+    EXPECT_LE(latency.storage_bytes(), 6 * buckets + 16) << "second " << t << " with " << buckets << " buckets";
+    EXPECT_EQ(latency.count(), r.stats.seconds[t].requests);
+  }
+}
+
+// ---------------------------------------------------------------- the per-second series
+
+TEST(LoadSeries, PacksSecondsBehindTheNewestAndTakesLateAnswers) {
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  Stats stats;
+  std::vector<core::Histogram> expected(20);
+  for (std::int64_t t = 0; t < 20; ++t)
+    for (std::int64_t k = 0; k < 200; ++k) {
+      const std::int64_t latency = 20'000 + k * k * 37 + t;
+      stats.record_second(t * kSecond + k, latency, k % 10 == 0);
+      expected[static_cast<std::size_t>(t)].record(latency);
+    }
+  ASSERT_EQ(stats.seconds.size(), 20u);
+  for (std::size_t t = 0; t < 20; ++t)
+    EXPECT_EQ(stats.seconds[t].latency.packed(), t + Stats::kOpenSeconds <= 19) << "second " << t;
+
+  // An answer that took five seconds is counted in the second it was due.
+  stats.record_second(2 * kSecond + 5, 5 * kSecond, true);
+  expected[2].record(5 * kSecond);
+  EXPECT_TRUE(stats.seconds[2].latency.packed());
+  EXPECT_EQ(stats.seconds[2].requests, 201u);
+  EXPECT_EQ(stats.seconds[2].errors, 21u);
+
+  stats.close_seconds();
+  for (std::size_t t = 0; t < 20; ++t) {
+    const auto& latency = stats.seconds[t].latency;
+    EXPECT_TRUE(latency.packed()) << "second " << t;
+    EXPECT_EQ(latency.histogram(), expected[t]) << "second " << t;
+    EXPECT_EQ(latency.quantile(0.99), expected[t].quantile(0.99)) << "second " << t;
+    EXPECT_EQ(json::serialize(latency.to_json()), json::serialize(expected[t].to_json())) << "second " << t;
+  }
+
+  // Shards merge bucket by bucket, and the merged series stays packed.
+  Stats merged;
+  merged.merge(stats);
+  merged.merge(stats);
+  for (std::size_t t = 0; t < 20; ++t) {
+    core::Histogram twice = expected[t];
+    twice.merge(expected[t]);
+    EXPECT_TRUE(merged.seconds[t].latency.packed());
+    EXPECT_EQ(merged.seconds[t].latency.histogram(), twice) << "second " << t;
+    EXPECT_EQ(merged.seconds[t].requests, 2 * stats.seconds[t].requests);
+  }
+}
+
+// ---------------------------------------------------------------- hostile targets
+
+using test::ScriptedServer;
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr std::string_view kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+LoadConfig hostile_config(unsigned short port) {
+  LoadConfig c;
+  c.target.base = core::BaseUrl{"127.0.0.1", std::to_string(port), ""};
+  c.target.api_key = kKey;
+  c.scenario = Scenario::get;
+  c.path = "/anything";
+  c.connections = 1;  // the scripted server serves one connection at a time
+  c.duration = 1s;
+  c.timeout = 300ms;
+  return c;
+}
+
+// Waits while the peer keeps its side open, reading and dropping what comes.
+void hold_until_closed(int fd, const std::atomic<bool>& stopping) {
+  while (!stopping) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 20) <= 0) continue;
+    char buf[4096];
+    if (::recv(fd, buf, sizeof buf, 0) <= 0) return;
+  }
+}
+
+struct Timed {
+  LoadResult result;
+  std::chrono::steady_clock::duration took;
+};
+
+// Runs the load on a thread of its own and waits at most `bound`: a hang
+// fails at once with a message instead of at ctest's timeout.
+Timed run_guarded(const LoadConfig& config, Progress& progress, std::chrono::seconds bound) {
+  const auto started = std::chrono::steady_clock::now();
+  std::packaged_task<LoadResult()> task([&] { return run_load(config, Discovery{}, progress); });
+  auto result = task.get_future();
+  std::thread runner(std::move(task));
+  if (result.wait_for(bound) != std::future_status::ready) {
+    std::fprintf(stderr, "run_load did not return within %lld s: it hangs\n", static_cast<long long>(bound.count()));
+    std::_Exit(1);  // the thread cannot be ended, and it holds this frame's references
+  }
+  runner.join();
+  return {result.get(), std::chrono::steady_clock::now() - started};
+}
+
+const OpStats& get_stats(const LoadResult& r) { return r.stats.ops[static_cast<std::size_t>(OpKind::get)]; }
+
+TEST(LoadHostile, InterimAnswersBeforeEachAnswerCostNoErrors) {
+  ScriptedServer server([](int fd, const std::atomic<bool>& stopping) {
+    for (int n = 0; !stopping; ++n) {
+      const std::string interim = n % 2 ? "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
+                                        : std::string(kContinue);
+      if (!ScriptedServer::write_all(fd, interim + std::string(kOk))) return;
+      if (ScriptedServer::read_head(fd, stopping).empty()) return;
+    }
+  });
+  auto config = hostile_config(server.port());
+  config.duration = 500ms;
+  config.timeout = 2s;
+  Progress progress;
+  auto [r, took] = run_guarded(config, progress, 10s);
+  const auto& get = get_stats(r);
+  EXPECT_GT(get.count(), 10u);
+  EXPECT_EQ(get.statuses[200], get.count());
+  EXPECT_EQ(get.errors, 0u);
+}
+
+TEST(LoadHostile, EndlessContinueStreamFailsEachRequestAndTheRunEnds) {
+  ScriptedServer server([](int fd, const std::atomic<bool>& stopping) {
+    std::string flood;
+    for (int i = 0; i < 64; ++i) flood += kContinue;
+    while (!stopping && ScriptedServer::write_all(fd, flood)) {
+    }
+  });
+  auto config = hostile_config(server.port());
+  Progress progress;
+  auto [r, took] = run_guarded(config, progress, 30s);
+  EXPECT_LT(took, config.duration + config.timeout + 5s);
+  const auto& get = get_stats(r);
+  EXPECT_GT(get.count(), 0u);
+  EXPECT_EQ(get.errors, get.count());
+  EXPECT_EQ(get.statuses[200], 0u);
+  EXPECT_EQ(get.failures[static_cast<std::size_t>(Failure::malformed)] +
+                get.failures[static_cast<std::size_t>(Failure::timeout)],
+            get.count());
+}
+
+TEST(LoadHostile, EndlessChunkedBodyTimesOutAndTheRunEnds) {
+  // Within every limit of the reader for gigabytes (one byte of body per
+  // 4 KB chunk line), and always ready to read: only the request's own
+  // deadline, checked as the bytes come, ends it.
+  ScriptedServer server([](int fd, const std::atomic<bool>& stopping) {
+    if (!ScriptedServer::write_all(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")) return;
+    const std::string chunk = "1;" + std::string(4000, 'x') + "\r\nx\r\n";
+    std::string block;
+    while (block.size() < 64 * 1024) block += chunk;
+    while (!stopping && ScriptedServer::write_all(fd, block)) {
+    }
+  });
+  auto config = hostile_config(server.port());
+  Progress progress;
+  auto [r, took] = run_guarded(config, progress, 60s);
+  EXPECT_LT(took, config.duration + config.timeout + 5s);
+  const auto& get = get_stats(r);
+  EXPECT_GT(get.count(), 0u);
+  EXPECT_EQ(get.failures[static_cast<std::size_t>(Failure::timeout)], get.count());
+}
+
+TEST(LoadHostile, ContinueEvery50msTimesOutEachRequestAndTheRunEnds) {
+  ScriptedServer server([](int fd, const std::atomic<bool>& stopping) {
+    while (!stopping && ScriptedServer::write_all(fd, kContinue))
+      std::this_thread::sleep_for(50ms);
+  });
+  auto config = hostile_config(server.port());
+  Progress progress;
+  auto [r, took] = run_guarded(config, progress, 30s);
+  EXPECT_LT(took, config.duration + config.timeout + 5s);
+  const auto& get = get_stats(r);
+  EXPECT_GT(get.count(), 0u);
+  EXPECT_EQ(get.errors, get.count());
+  EXPECT_EQ(get.failures[static_cast<std::size_t>(Failure::timeout)], get.count())
+      << "six interim answers in 300 ms are no final answer";
+}
+
+TEST(LoadHostile, StopEndsRequestsInFlightWithinAboutASecond) {
+  ScriptedServer server(hold_until_closed);
+  auto config = hostile_config(server.port());
+  config.duration = 30s;
+  config.timeout = 10s;
+  Progress progress;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    progress.stop = true;
+  });
+  auto [r, took] = run_guarded(config, progress, 60s);
+  stopper.join();
+  EXPECT_LT(took, 5s) << "the request in flight must not hold a stopped run for its 10 s timeout";
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(get_stats(r).errors, 0u) << "a request cut by the stop says nothing about the target";
+}
+
+TEST(LoadHostile, RetryAfterDoesNotOutliveTheRun) {
+  ScriptedServer server([](int fd, const std::atomic<bool>& stopping) {
+    do {
+      if (!ScriptedServer::write_all(fd, "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 10\r\nContent-Length: 0\r\n\r\n"))
+        return;
+    } while (!ScriptedServer::read_head(fd, stopping).empty());
+  });
+  auto config = hostile_config(server.port());
+  config.duration = 500ms;
+  config.timeout = 1s;
+  Progress progress;
+  auto [r, took] = run_guarded(config, progress, 30s);
+  EXPECT_LT(took, 4s) << "a 10 s back-off must end with the measured time";
+  EXPECT_GT(get_stats(r).statuses[429], 0u);
 }
 
 }  // namespace

@@ -181,6 +181,101 @@ TEST(Wire, SkipsAnInterim100Continue) {
   EXPECT_EQ(reader.body(), "ok");
 }
 
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr std::string_view kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+TEST(Wire, SkipsEarlyHintsAndKeepsNoneOfTheirHeaders) {
+  // A 103's headers speak of the final answer to come, not for it: its
+  // Connection and Retry-After must not leak into the 200.
+  const std::string bytes =
+      "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\nConnection: close\r\nRetry-After: 9\r\n\r\n" +
+      std::string(kOk);
+  ResponseReader reader;
+  reader.reset(true);
+  feed_all(reader, bytes);
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 200u);
+  EXPECT_EQ(reader.body(), "ok");
+  EXPECT_TRUE(reader.keep_alive());
+  EXPECT_FALSE(reader.retry_after());
+}
+
+TEST(Wire, SkipsSeveralInterimAnswersAndLeavesTheNextResponse) {
+  const std::string first = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\nX-A: 1\r\n\r\n"
+                            "HTTP/1.1 103 Early Hints\r\nLink: <a>\r\n\r\n" + std::string(kOk);
+  const std::string both = first + "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+  ResponseReader reader;
+  reader.reset(true);
+  EXPECT_EQ(reader.feed(both), first.size());
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 200u);
+  EXPECT_EQ(reader.body(), "ok");
+
+  reader.reset(false);
+  EXPECT_EQ(reader.feed(std::string_view(both).substr(first.size())), both.size() - first.size());
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.status(), 404u);
+
+  reader.reset(true);
+  EXPECT_EQ(feed_bytewise(reader, first), first.size());
+  ASSERT_EQ(reader.state(), State::done) << reader.error();
+  EXPECT_EQ(reader.body(), "ok");
+}
+
+TEST(Wire, SkipsAnInterimAnswerSplitAnywhereAcrossFeeds) {
+  // Every split point, including those inside the blank lines that end each head.
+  const std::string bytes = std::string(kContinue) + std::string(kContinue) + std::string(kOk);
+  for (std::size_t cut = 1; cut < bytes.size(); ++cut) {
+    ResponseReader reader;
+    reader.reset(true);
+    std::size_t used = reader.feed(std::string_view(bytes).substr(0, cut));
+    EXPECT_EQ(used, cut) << "cut at " << cut;
+    ASSERT_EQ(reader.state(), State::need_more) << "cut at " << cut << ": " << reader.error();
+    used += reader.feed(std::string_view(bytes).substr(cut));
+    EXPECT_EQ(used, bytes.size()) << "cut at " << cut;
+    ASSERT_EQ(reader.state(), State::done) << "cut at " << cut << ": " << reader.error();
+    EXPECT_EQ(reader.status(), 200u);
+    EXPECT_EQ(reader.body(), "ok");
+  }
+}
+
+TEST(Wire, AnEndlessStreamOfInterimAnswersFailsWithTheReason) {
+  ResponseReader reader;
+  reader.reset(false);
+  for (int i = 0; i < 32; ++i) {
+    feed_all(reader, kContinue);
+    ASSERT_EQ(reader.state(), State::need_more) << "after " << i + 1 << ": " << reader.error();
+  }
+  reader.feed(kContinue);
+  ASSERT_EQ(reader.state(), State::error);
+  EXPECT_NE(reader.error().find("more than 32 interim 1xx answers before the final answer"), std::string::npos)
+      << reader.error();
+  EXPECT_FALSE(reader.keep_alive());
+
+  // In one feed, as a peer that writes them without pause fills the buffer.
+  std::string flood;
+  for (int i = 0; i < 2000; ++i) flood += kContinue;
+  reader.reset(false);
+  EXPECT_LE(reader.feed(flood), flood.size());
+  EXPECT_EQ(reader.state(), State::error);
+
+  // Interim heads count against the header limit as well.
+  ResponseReader small(ReaderLimits{.header_bytes = 256, .interim_answers = 1000});
+  small.reset(false);
+  small.feed(flood);
+  ASSERT_EQ(small.state(), State::error);
+  EXPECT_NE(small.error().find("beyond 256 bytes"), std::string::npos) << small.error();
+}
+
+TEST(Wire, RejectsSwitchingProtocolsThatWasNeverAskedFor) {
+  ResponseReader reader;
+  reader.reset(false);
+  reader.feed("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" + std::string(kOk));
+  ASSERT_EQ(reader.state(), State::error);
+  EXPECT_NE(reader.error().find("101"), std::string::npos) << reader.error();
+  EXPECT_FALSE(reader.keep_alive());
+}
+
 TEST(Wire, LeavesAPipelinedSecondResponseUnconsumed) {
   const std::string first = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none";
   const std::string second = "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\ntwo";
@@ -340,6 +435,12 @@ TEST(Wire, RejectsABodyBeyondTheLimit) {
   reader.reset(true);
   feed_all(reader, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789");
   EXPECT_EQ(reader.state(), State::done) << reader.error();
+}
+
+TEST(Wire, RejectsEndlessTrailers) {
+  std::string bytes = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n";
+  for (int i = 0; i < 100; ++i) bytes += "X-Trailer: " + std::string(20, 't') + "\r\n";
+  expect_error(bytes, ReaderLimits{.header_bytes = 1024});
 }
 
 TEST(Wire, EofInTheHeadIsAnError) {

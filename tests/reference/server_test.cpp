@@ -230,6 +230,33 @@ TEST_F(ReferenceServer, MalformedRequestsGetA4xxWithMsg) {
   }
 }
 
+// Found by fuzz/reference_request_fuzz.cpp: bytes that are not UTF-8 (in the
+// target, a form body, a header) or a long path cut inside a character made
+// the msg, and so the whole answer, invalid UTF-8 and thus not JSON.
+TEST_F(ReferenceServer, ErrorAnswersStayJsonWhateverBytesCame) {
+  auto raw = [&](const std::string& bytes) {
+    RawConnection c("127.0.0.1", port());
+    c.send(bytes);
+    auto r = c.read_response();
+    return r ? *r : HttpResponse{};
+  };
+  const std::string key = "\r\nApikey: " + std::string(kTestKey);
+  EXPECT_TRUE(IsError(raw("GET /api/v\xA1\xA1/local-agents HTTP/1.1\r\nHost: h" + key + "\r\n\r\n"), 400));
+  EXPECT_TRUE(IsError(raw("GET /database/k\xC3 HTTP/1.1\r\nHost: h" + key + "\r\n\r\n"), 400));
+  EXPECT_TRUE(IsError(send("POST", "/database/k", "\xFF\xFE=1"), 400));
+  EXPECT_TRUE(IsError(send("POST", "/database/k?\xE2\x98=1", "value=x"), 400));
+  EXPECT_TRUE(IsError(send("POST", "/database/k", "value=x", with_key({{"Content-Type", "text/\xFF"}})), 415));
+  // Messages shorten long values; the cut must fall between characters.
+  for (std::size_t pad = 0; pad < 4; ++pad) {
+    std::string path = "/" + std::string(pad, 'p');
+    for (int i = 0; i < 60; ++i) path += "\xE2\x98\x8E";
+    auto r = send("GET", path);
+    EXPECT_TRUE(IsError(r, 404)) << pad;
+    auto unknown = send("GET", "/database" + path + "/x");
+    EXPECT_TRUE(IsError(unknown, 404)) << pad;
+  }
+}
+
 TEST_F(ReferenceServer, OversizedHeadersAndBodiesAreRefused) {
   {
     RawConnection c("127.0.0.1", port());

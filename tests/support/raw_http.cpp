@@ -113,6 +113,9 @@ std::optional<HttpResponse> RawConnection::read_response(std::chrono::millisecon
       }
       ssize_t n = read_some(fd_, buffer_, deadline);
       if (n == 0) {
+        // A close before any byte of an answer is no answer (Beast's put_eof
+        // would call a parser that has seen nothing complete).
+        if (!parser.got_some()) return std::nullopt;
         parser.put_eof(ec);
         if (ec || !parser.is_done()) return std::nullopt;
       } else if (n < 0) {

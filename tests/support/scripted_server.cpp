@@ -46,26 +46,30 @@ void ScriptedServer::reset_on_close(int fd) {
   ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
 }
 
+std::string ScriptedServer::read_head(int fd, const std::atomic<bool>& stopping) {
+  std::string head;
+  for (int waited = 0; head.find("\r\n\r\n") == std::string::npos && head.size() < 65536 && waited < 2000 &&
+                       !stopping;) {
+    pollfd c{fd, POLLIN, 0};
+    if (::poll(&c, 1, 20) <= 0) {
+      waited += 20;
+      continue;
+    }
+    char buf[4096];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    head.append(buf, static_cast<std::size_t>(n));
+  }
+  return head.find("\r\n\r\n") == std::string::npos ? std::string() : head;
+}
+
 void ScriptedServer::run() {
   while (!stopping_) {
     pollfd p{listen_fd_, POLLIN, 0};
     if (::poll(&p, 1, 20) <= 0) continue;
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    // Read the request head (bounded in size and time), then misbehave.
-    std::string head;
-    for (int waited = 0; head.find("\r\n\r\n") == std::string::npos && head.size() < 65536 &&
-                         waited < 2000 && !stopping_;) {
-      pollfd c{fd, POLLIN, 0};
-      if (::poll(&c, 1, 20) <= 0) {
-        waited += 20;
-        continue;
-      }
-      char buf[4096];
-      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      head.append(buf, static_cast<std::size_t>(n));
-    }
+    read_head(fd, stopping_);  // bounded in size and time; then misbehave
     behaviour_(fd, stopping_);
     ::close(fd);
   }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <thread>
 
@@ -26,6 +27,10 @@ class ScriptedServer {
   // Helpers for behaviours.
   static bool write_all(int fd, std::string_view bytes);
   static void reset_on_close(int fd);  // the server's close then sends RST, not FIN
+  // Reads the next request head on `fd` (bounded like the first one), for a
+  // behaviour that answers more than one request on its connection. Empty
+  // when the peer closed, went quiet for 2 s, or `stopping` became true.
+  static std::string read_head(int fd, const std::atomic<bool>& stopping);
 
  private:
   void run();
