@@ -50,6 +50,7 @@ bench: build
 	$(BUILD)-bench/bench/micro/crh_micro_bench
 	@bench/serve_vs_nginx.sh $(BUILD)/crh
 	@bench/load_vs_wrk.sh $(BUILD)/crh
+	@bench/load_memory.sh $(BUILD)/crh
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-bench $(BUILD)-fuzz

@@ -742,6 +742,7 @@ LoadResult run_load(const LoadConfig& config, const Discovery& discovery, Progre
     busiest_cpu = std::max(busiest_cpu, w->stats.cpu_ns);
     result.stats.merge(w->stats);
   }
+  result.stats.coarsen(Stats::kMaxSeriesPoints);
   run.history.close();
   result.history_ops = run.history.written();
   result.violation_count = run.violation_count;

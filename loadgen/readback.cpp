@@ -145,9 +145,18 @@ LoadRun read_load_document(const json::object& doc) {
     r.stats.ops[static_cast<std::size_t>(*kind)] = op_stats_from_json(core::as_object(v, where), where);
   }
 
+  // Each point spans series_step_s seconds (absent in documents of older
+  // versions: one); `t` is the second it starts at.
+  if (doc.if_contains("series_step_s")) {
+    const auto n = count_at(doc, "series_step_s", "");
+    if (n == 0 || n > (1u << 20) || (n & (n - 1)) != 0) throw std::runtime_error("series_step_s: not a power of two");
+    r.stats.series_step_s = static_cast<std::uint32_t>(n);
+  }
   for (const auto& v : array_at(doc, "series", "")) {
     const auto& s = core::as_object(v, "series[]");
-    const auto t = count_at(s, "t", "series[]");
+    const auto start = count_at(s, "t", "series[]");
+    if (start % r.stats.series_step_s != 0) throw std::runtime_error("series[].t: not a multiple of series_step_s");
+    const auto t = start / r.stats.series_step_s;
     if (t > 10'000'000) throw std::runtime_error("series[].t: out of range");
     if (r.stats.seconds.size() <= t) r.stats.seconds.resize(t + 1);
     auto& second = r.stats.seconds[t];
@@ -213,6 +222,7 @@ LoadRun merge_load_runs(LoadRun a, const LoadRun& b) {
 
   auto& r = a.result;
   r.stats.merge(b.result.stats);
+  r.stats.coarsen(Stats::kMaxSeriesPoints);
   r.violation_count += b.result.violation_count;
   for (const auto& v : b.result.violations)
     if (r.violations.size() < c.max_violations_kept) r.violations.push_back(v);

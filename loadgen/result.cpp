@@ -213,15 +213,17 @@ json::object result_document(const LoadConfig& c, const LoadResult& r, const std
   doc["operations"] = std::move(ops);
 
   json::array series;
-  for (std::size_t t = 0; t < r.stats.seconds.size(); ++t) {
-    const auto& s = r.stats.seconds[t];
-    series.push_back(json::object{{"t", t},
+  const auto step = r.stats.series_step_s;
+  for (std::size_t i = 0; i < r.stats.seconds.size(); ++i) {
+    const auto& s = r.stats.seconds[i];
+    series.push_back(json::object{{"t", i * step},
                                   {"requests", s.requests},
                                   {"errors", s.errors},
                                   {"p50_ns", s.latency.quantile(0.5)},
                                   {"p99_ns", s.latency.quantile(0.99)},
                                   {"histogram", s.latency.to_json()}});
   }
+  doc["series_step_s"] = step;  // seconds per point: 1, or more for runs longer than kMaxSeriesPoints s
   doc["series"] = std::move(series);
 
   if (c.scenario == Scenario::race) {

@@ -1,6 +1,8 @@
 // Merging the per-thread statistics of a load run.
 #include "loadgen/stats.hpp"
 
+#include <algorithm>
+
 namespace crh::loadgen {
 
 std::string_view to_string(Failure f) {
@@ -40,6 +42,15 @@ void RaceStats::merge(const RaceStats& other) {
 }
 
 void Stats::merge(const Stats& other) {
+  if (other.series_step_s != series_step_s) {  // shards of different lengths: at the coarser step
+    Stats theirs = other;
+    theirs.close_seconds();
+    close_seconds();
+    while (series_step_s < theirs.series_step_s) double_step();
+    while (theirs.series_step_s < series_step_s) theirs.double_step();
+    merge(theirs);
+    return;
+  }
   for (std::size_t i = 0; i < kOpKinds; ++i) ops[i].merge(other.ops[i]);
   if (seconds.size() < other.seconds.size()) seconds.resize(other.seconds.size());
   for (std::size_t i = 0; i < other.seconds.size(); ++i) {
@@ -93,6 +104,25 @@ void Stats::close_second(std::size_t index) {
     open_second_[slot] = 0;
   }
   seconds[index].latency.pack();
+}
+
+void Stats::double_step() {
+  std::vector<Second> merged((seconds.size() + 1) / 2);
+  for (std::size_t i = 0; i < seconds.size(); ++i) {
+    auto& m = merged[i / 2];
+    m.requests += seconds[i].requests;
+    m.errors += seconds[i].errors;
+    m.latency.merge(seconds[i].latency);
+  }
+  for (auto& m : merged) m.latency.pack();
+  seconds = std::move(merged);
+  series_step_s *= 2;
+  packed_until_ = seconds.size();
+}
+
+void Stats::coarsen(std::size_t max_points) {
+  close_seconds();
+  while (seconds.size() > std::max<std::size_t>(1, max_points)) double_step();
 }
 
 void Stats::close_seconds() {

@@ -52,7 +52,8 @@ struct RaceStats {
 
 struct Stats {
   std::array<OpStats, kOpKinds> ops;
-  std::vector<Second> seconds;  // index: whole seconds since measuring began
+  std::vector<Second> seconds;  // index: steps of series_step_s seconds since measuring began
+  std::uint32_t series_step_s = 1;  // a power of two: long runs keep a coarser series (coarsen)
   RaceStats race;
   std::uint64_t scheduled = 0;  // open loop: scheduled requests answered (their follow-ups, e.g. an untag, aside)
   std::uint64_t late = 0;       // open loop: requests sent more than one interval after they were due
@@ -60,8 +61,15 @@ struct Stats {
   std::int64_t cpu_ns = 0;      // CPU time of the generator thread while measuring
 
   // Every second it touches is left packed: merged statistics are read, not
-  // recorded into. Seconds `other` still has open are merged too.
+  // recorded into. Seconds `other` still has open are merged too. Series of
+  // different steps merge at the coarser one.
   void merge(const Stats& other);
+
+  // Doubles the series step, merging neighbours exactly, until it holds at
+  // most `max_points` entries: the document of an hour-long soak stays the
+  // size of a ten-minute run's. Call after close_seconds().
+  void coarsen(std::size_t max_points);
+  static constexpr std::size_t kMaxSeriesPoints = 600;
   Second& second(std::int64_t since_start_ns);
 
   // Counts one answer in the second it is counted in. The last kOpenSeconds
@@ -76,6 +84,7 @@ struct Stats {
 
  private:
   void close_second(std::size_t index);
+  void double_step();
   std::size_t packed_until_ = 0;                    // seconds below this index are packed
   std::array<core::Histogram, kOpenSeconds> open_;  // the open seconds, at index % kOpenSeconds
   std::array<std::size_t, kOpenSeconds> open_second_{};  // index + 1 of the second in each slot; 0: none

@@ -71,7 +71,7 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#
 h1{font-size:24px;margin:18px 0 4px}h2{font-size:19px;margin:32px 0 8px;border-bottom:2px solid #d0d7de;padding-bottom:4px}
 h3{font-size:16px;margin:20px 0 6px}p.meta{color:#57606a;margin:0 0 12px}
 .verdict{border-radius:6px;padding:12px 16px;margin:12px 0;border:2px solid}
-.verdict.passed{background:#dafbe1;border-color:#1a7f37}.verdict.failed,.verdict.unreachable,.verdict.incomplete{background:#ffebe9;border-color:#cf222e}
+.verdict.passed{background:#dafbe1;border-color:#1a7f37}.verdict.failed,.verdict.unreachable,.verdict.untested,.verdict.incomplete{background:#ffebe9;border-color:#cf222e}
 .verdict strong{font-size:18px}.verdict ul{margin:6px 0 0 0;padding-left:20px}
 nav{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:8px 14px;margin:10px 0}nav a{margin-right:14px}
 table{border-collapse:collapse;margin:8px 0 14px;font-size:13px}th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
@@ -289,8 +289,10 @@ std::string load_section(const json::object& load) {
   }
   out += "</table>\n" + line_chart(curves);
 
-  // Over time: latency of all operations per second, and throughput.
-  const auto seconds = static_cast<double>(std::max<std::size_t>(1, arr(load, "series").size()));
+  // Over time: latency of all operations per point (a second, or more in a
+  // long run: series_step_s), and throughput per second.
+  const double step = std::max(1.0, number(load, "series_step_s"));
+  const auto seconds = step * static_cast<double>(std::max<std::size_t>(1, arr(load, "series").size()));
   auto second_label = [](double s) { return fixed(s, 0) + " s"; };
   LineChart latency_time{"Latency over time, all operations, " + scenario, "seconds since measuring began", "latency",
                          XScale::linear, ms_label, second_label, std::pair{0.0, seconds}, 1.0, {}};
@@ -299,9 +301,9 @@ std::string load_section(const json::object& load) {
   ChartSeries p50{"p50", {}, false}, p99{"p99", {}, true}, requests{"requests/s", {}, false}, errors{"errors/s", {}, false};
   for (const auto& s : arr(load, "series")) {
     const auto& second = obj(s);
-    const double t = number(second, "t") + 0.5;  // the middle of its second
-    requests.points.emplace_back(t, number(second, "requests"));
-    errors.points.emplace_back(t, number(second, "errors"));
+    const double t = number(second, "t") + step / 2;  // the middle of its span
+    requests.points.emplace_back(t, number(second, "requests") / step);
+    errors.points.emplace_back(t, number(second, "errors") / step);
     if (number(second, "requests") > 0) {
       p50.points.emplace_back(t, number(second, "p50_ns") / 1e6);
       p99.points.emplace_back(t, number(second, "p99_ns") / 1e6);

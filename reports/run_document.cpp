@@ -253,7 +253,11 @@ json::object run_document(RunParts parts, std::optional<json::object> comparison
     worst(1);
     reasons.emplace_back("interrupted: the results are incomplete");
   }
-  const std::string status = code == 3 ? "unreachable" : meta.incomplete ? "incomplete" : code ? "failed" : "passed";
+  // Exit 3 of a run whose target answered but could not be tested is said so.
+  const auto* contract_verdict = parts.contract ? object_in(*parts.contract, "verdict") : nullptr;
+  const bool untested = meta.problems.empty() && contract_verdict && string_in(*contract_verdict, "status") == "untested";
+  const std::string status = code == 3 ? (untested ? "untested" : "unreachable")
+                             : meta.incomplete ? "incomplete" : code ? "failed" : "passed";
   std::string reason;
   for (const auto& r : reasons) reason += (reason.empty() ? "" : "; ") + std::string(r.as_string());
   if (reason.empty()) {

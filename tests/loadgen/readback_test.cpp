@@ -57,6 +57,51 @@ TEST(LoadReadback, ThresholdsAreEvaluatedAgainOnTheMergedData) {
   EXPECT_EQ(merged.at("thresholds").as_array().size(), 3u);  // the union, without duplicates
 }
 
+// A long run keeps a coarser series: at most kMaxSeriesPoints points, each the
+// exact merge of the seconds it spans; it reads back and merges as it was.
+TEST(LoadReadback, ALongRunsSeriesIsCoarsenedExactly) {
+  Stats fine;
+  const std::size_t seconds = Stats::kMaxSeriesPoints * 3 + 7;  // needs a step of 4
+  for (std::size_t t = 0; t < seconds; ++t)
+    for (int i = 0; i < 3; ++i)
+      fine.record_second(static_cast<std::int64_t>(t) * 1'000'000'000 + i, 1000 + static_cast<std::int64_t>(t * 10 + i), i == 0);
+  fine.close_seconds();
+  Stats coarse = fine;
+  coarse.coarsen(Stats::kMaxSeriesPoints);
+  ASSERT_EQ(coarse.series_step_s, 4u);
+  ASSERT_EQ(coarse.seconds.size(), (seconds + 3) / 4);
+  for (std::size_t j = 0; j < coarse.seconds.size(); ++j) {
+    core::Histogram want;
+    std::uint64_t requests = 0, errors = 0;
+    for (std::size_t t = j * 4; t < std::min(seconds, j * 4 + 4); ++t) {
+      want.merge(fine.seconds[t].latency.histogram());
+      requests += fine.seconds[t].requests;
+      errors += fine.seconds[t].errors;
+    }
+    EXPECT_EQ(coarse.seconds[j].requests, requests) << j;
+    EXPECT_EQ(coarse.seconds[j].errors, errors) << j;
+    EXPECT_EQ(coarse.seconds[j].latency.quantile(0.99), want.quantile(0.99)) << j;
+  }
+
+  auto run = synthetic_load_run(Scenario::get, 0);
+  run.result.stats.seconds = coarse.seconds;
+  run.result.stats.series_step_s = coarse.series_step_s;
+  const auto doc = result_document(run);
+  EXPECT_EQ(doc.at("series_step_s").to_number<std::uint64_t>(), 4u);
+  EXPECT_EQ(doc.at("series").as_array().at(1).at("t").to_number<std::uint64_t>(), 4u);
+  const auto again = read_load_document(json::parse(json::serialize(doc)).as_object());
+  EXPECT_EQ(json::serialize(result_document(again)), json::serialize(doc));
+
+  // A short shard (step 1) merges with the long one at the coarser step.
+  const auto merged = merge_load_runs(again, read_load_document(result_document(synthetic_load_run(Scenario::get, 0))));
+  EXPECT_EQ(merged.result.stats.series_step_s, 4u);
+  EXPECT_EQ(merged.result.stats.seconds[0].requests,
+            coarse.seconds[0].requests + synthetic_load_run(Scenario::get, 0).result.stats.seconds[0].requests +
+                synthetic_load_run(Scenario::get, 0).result.stats.seconds[1].requests +
+                synthetic_load_run(Scenario::get, 0).result.stats.seconds[2].requests +
+                synthetic_load_run(Scenario::get, 0).result.stats.seconds[3].requests);
+}
+
 TEST(LoadReadback, DifferentScenariosDoNotMerge) {
   const auto race = read_load_document(result_document(synthetic_load_run(Scenario::race, 1)));
   const auto mixed = read_load_document(result_document(synthetic_load_run(Scenario::mixed, 2)));
