@@ -6,6 +6,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/outside.hpp"
+
 namespace crh::loadgen {
 namespace {
 
@@ -60,7 +62,7 @@ std::string to_json_line(const Op& op) {
   std::string out = "{\"round\":" + std::to_string(op.round) + ",\"op\":\"";
   out += to_string(op.kind);
   out += "\",\"alias\":";
-  append_json_string(out, op.alias);
+  append_json_string(out, core::composed(op.alias));  // the target named it: it could echo the key
   if (!op.caller.empty()) {
     out += ",\"caller\":";
     append_json_string(out, op.caller);
