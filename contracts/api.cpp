@@ -142,14 +142,16 @@ bool holds_string(const json::value& body, const std::string& expected) {
 std::string probe_key(CheckContext& ctx, const std::string& suffix) {
   const std::string key = std::string(kProbePrefix) + suffix;
   if (ctx.janitor().knows_database_key(key)) return key;
-  auto e = ctx.send("GET", database_path(key));
-  std::optional<std::string> old;
-  if (e.answered() && e.response->status == 200) {
-    std::string why;
-    if (auto body = parse_json(e.response->body, why)) old = database_value(ctx, *body);
-  }
-  ctx.janitor().database_key(key, old);
+  ctx.janitor().database_key(key, read_database_value(ctx, key));
   return key;
+}
+
+std::optional<std::string> read_database_value(CheckContext& ctx, const std::string& key) {
+  auto e = ctx.send("GET", database_path(key));
+  if (!e.answered() || e.response->status != 200) return std::nullopt;
+  std::string why;
+  auto body = parse_json(e.response->body, why);
+  return body ? database_value(ctx, *body) : std::nullopt;
 }
 
 void database_set(CheckContext& ctx, const std::string& key, const std::string& value) {

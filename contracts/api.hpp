@@ -60,6 +60,9 @@ bool holds_string(const boost::json::value& body, const std::string& expected);
 // A probe key: "crh-probe-" + suffix. Notes it (and its old value) with the
 // janitor before the first write.
 std::string probe_key(CheckContext& ctx, const std::string& suffix);
+// GET the key without judging the answer: its value, or nothing when it has
+// no value that can be read (cleanup, and the value a probe key had).
+std::optional<std::string> read_database_value(CheckContext& ctx, const std::string& key);
 // POST value to key (E6): 200, JSON.
 void database_set(CheckContext& ctx, const std::string& key, const std::string& value);
 

@@ -224,7 +224,7 @@ class Executor {
       for (auto it = keys.begin(); it != keys.end();) {
         const std::string want = it->second.value_or("");
         ctx.send("POST", api::database_path(it->first), {{"value", want}});
-        it = database_holds(ctx, it->first, want) ? keys.erase(it) : std::next(it);
+        it = api::read_database_value(ctx, it->first) == want ? keys.erase(it) : std::next(it);
       }
       left_tagged = probe_tagged_aliases(ctx);
     } catch (const CheckEnded&) {
@@ -265,14 +265,6 @@ class Executor {
       if (api::tag_of(ctx, item).value_or("").starts_with(api::kProbePrefix))
         if (auto id = api::alias_id(ctx, item)) out.push_back(*id);
     return out;
-  }
-
-  bool database_holds(CheckContext& ctx, const std::string& key, const std::string& value) {
-    auto e = ctx.send("GET", api::database_path(key));
-    if (!e.answered() || e.response->status != 200) return false;
-    std::string why;
-    auto body = parse_json(e.response->body, why);
-    return body && api::database_value(ctx, *body) == value;
   }
 
   const RunOptions& options_;

@@ -15,13 +15,8 @@ hostile_start() {
   "$hostile" "$@" >"$work/hostile.out.$n" 2>&1 &
   hpid=$!
   pids+=("$hpid")
-  hurl=
-  for _ in $(seq 100); do
-    hurl=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/hostile.out.$n" | head -n1 || true)
-    [ -n "$hurl" ] && return 0
-    sleep 0.05
-  done
-  echo "FAIL: crh_hostile_server $* did not start"
+  hurl=$(await_url "$work/hostile.out.$n" "$hpid") && return 0
+  echo "FAIL: crh_hostile_server $* did not start: $(cat "$work/hostile.out.$n")"
   exit 1
 }
 

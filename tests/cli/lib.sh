@@ -23,19 +23,26 @@ run() {
 }
 show() { echo "  stdout: $(tail -n 5 "$work/run.out")"; echo "  stderr: $(tail -n 5 "$work/run.err")"; }
 
+# Prints the loopback URL server $2 prints in file $1, waiting up to 10 s;
+# fails when none comes or the server died.
+await_url() {
+  local found
+  for _ in $(seq 200); do
+    found=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$1" | head -n1 || true)
+    [ -n "$found" ] && { echo "$found"; return 0; }
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.05
+  done
+  return 1
+}
+
 # Starts crh serve on 127.0.0.1:0 with the given arguments; sets $pid and $url.
 start() {
   local n=${#pids[@]}
   CRH_API_KEY=$key "$crh" serve --listen 127.0.0.1:0 --threads 2 "$@" >"$work/serve.out.$n" 2>"$work/serve.err.$n" &
   pid=$!
   pids+=("$pid")
-  url=
-  for _ in $(seq 200); do
-    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/serve.out.$n" | head -n1 || true)
-    [ -n "$url" ] && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-  done
+  url=$(await_url "$work/serve.out.$n" "$pid") && return 0
   echo "FAIL: crh serve $* did not print its URL: $(cat "$work/serve.err.$n")"
   exit 1
 }
