@@ -1,6 +1,7 @@
 # Shared by the bench scripts: ports, readiness, and the two servers they
 # measure against (crh serve and nginx serving the same body as a static
-# file). Source it after setting crh, SERVER_THREADS and work.
+# file). Source it after setting crh, SERVER_THREADS and work; PIN_TARGET
+# (e.g. "taskset -c 0") pins both servers.
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -37,7 +38,7 @@ wait_for_url() {  # url, what
 start_crh_serve() {
   export CRH_API_KEY=bench-$RANDOM$RANDOM
   local port; port=$(free_port)
-  "$crh" serve --listen "127.0.0.1:$port" --threads "$SERVER_THREADS" >"$work/crh.log" 2>&1 &
+  ${PIN_TARGET:-} "$crh" serve --listen "127.0.0.1:$port" --threads "$SERVER_THREADS" >"$work/crh.log" 2>&1 &
   pids+=($!)
   crh_base="http://127.0.0.1:$port"
   crh_url="$crh_base/api/v1/local-agents/101"
@@ -68,7 +69,7 @@ http {
   }
 }
 CONF
-  "$nginx" -p "$work" -c "$work/nginx.conf" &
+  ${PIN_TARGET:-} "$nginx" -p "$work" -c "$work/nginx.conf" &
   pids+=($!)
   nginx_base="http://127.0.0.1:$port"
   nginx_url="$nginx_base/101"

@@ -6,27 +6,11 @@
 
 namespace crh::contracts::api {
 namespace json = boost::json;
-using core::percent_encode;
+using core::api::Operation;
 
-std::string agents_path() { return "/api/v1/local-agents"; }
-std::string agent_path(const std::string& id) { return agents_path() + "/" + percent_encode(id); }
-std::string agent_op_path(const std::string& id, const char* op) { return agent_path(id) + "/" + op; }
-std::string database_path(const std::string& key) { return "/database/" + percent_encode(key); }
-std::string aliases_path(const std::string& channel) {
-  return "/channels/" + percent_encode(channel) + "/alias-numbers";
-}
-std::string tag_path(const std::string& channel) { return aliases_path(channel) + "/tag"; }
-std::string delete_tag_path(const std::string& channel, const std::string& alias) {
-  return aliases_path(channel) + "/" + percent_encode(alias) + "/tag";
-}
 std::string tag_name(const std::string& what) { return std::string(kProbePrefix) + what; }
 
 namespace {
-
-std::optional<std::string> id_with(const json::value& item, const std::vector<std::string>& fields) {
-  std::vector<std::string_view> views(fields.begin(), fields.end());
-  return item_id(item, views);
-}
 
 std::string fields_text(const std::vector<std::string>& fields) {
   std::string out;
@@ -39,12 +23,12 @@ std::vector<Item> list(CheckContext& ctx, const std::string& path, std::string_v
   const std::string label = std::string("GET ") + path;
   auto body = ctx.ok_json(ctx.send("GET", path), rule, label);
   std::string why;
-  auto found = find_list(body, preferred, why);
+  auto found = core::api::find_list(body, preferred, why);
   if (!found) ctx.fail(rule, label + ": expected a list of " + what + ", but " + why);
   std::vector<Item> items;
   std::set<std::string> seen;
   for (const auto& item : *found->items) {
-    auto id = id_with(item, id_fields);
+    auto id = core::api::item_id(item, id_fields);
     if (!id)
       ctx.fail(rule, label + ": expected every item of " + found->where + " to have an id (" +
                          fields_text(id_fields) + "), got " + excerpt(json::serialize(item)));
@@ -57,74 +41,62 @@ std::vector<Item> list(CheckContext& ctx, const std::string& path, std::string_v
 }  // namespace
 
 std::vector<Item> list_agents(CheckContext& ctx) {
-  return list(ctx, agents_path(), "E1", "agents", ctx.profile().agents_list_field, ctx.profile().agent_id_fields);
+  return list(ctx, agents_path(), "E1", "agents", ctx.fields().agents_list, ctx.fields().agent_id);
 }
 
 std::vector<Item> list_aliases(CheckContext& ctx) {
-  return list(ctx, aliases_path(ctx.target().channel), "E7", "aliases", ctx.profile().aliases_list_field,
-              ctx.profile().alias_id_fields);
+  return list(ctx, aliases_path(ctx.target().channel), "E7", "aliases", ctx.fields().aliases_list,
+              ctx.fields().alias_id);
 }
 
 std::optional<std::string> agent_id(const CheckContext& ctx, const json::value& item) {
-  return id_with(item, ctx.profile().agent_id_fields);
+  return core::api::agent_id(ctx.fields(), item);
 }
 std::optional<std::string> alias_id(const CheckContext& ctx, const json::value& item) {
-  return id_with(item, ctx.profile().alias_id_fields);
+  return core::api::alias_id(ctx.fields(), item);
 }
 
 std::optional<std::string> tag_of(const CheckContext& ctx, const json::value& alias) {
-  if (!alias.is_object()) return std::nullopt;
-  auto* v = alias.get_object().if_contains(ctx.profile().alias_tag_field);
-  if (!v) return std::nullopt;
-  if (v->is_string()) return std::string(v->get_string());
-  return std::string();  // null (or anything that is not a tag) reads as untagged
+  return core::api::tag_of(ctx.fields(), alias);
 }
 
 std::string agent_state(const CheckContext& ctx, const json::value& agent) {
-  if (agent.is_object())
-    if (auto* v = agent.get_object().if_contains(ctx.profile().agent_state_field))
-      return json::serialize(*v);
-  return json::serialize(agent);
+  return core::api::agent_state(ctx.fields(), agent);
 }
 
 json::value get_agent(CheckContext& ctx, const std::string& id) {
-  auto body = ctx.ok_json(ctx.send("GET", agent_path(id)), "E2", "GET " + agent_path(id));
+  auto body = ctx.ok_json(ctx.send(Operation::get_agent, {.id = id}), "E2", "GET " + agent_path(id));
   if (!body.is_object())
     ctx.fail("E2", "GET " + agent_path(id) + ": expected the agent object, got " + excerpt(json::serialize(body)));
   return body;
 }
 
 json::value agent_op(CheckContext& ctx, const std::string& id, const char* op) {
-  const std::string path = agent_op_path(id, op);
   const bool snooze = std::string_view(op) == "snooze";
-  auto body = ctx.ok_json(ctx.send("PUT", path), snooze ? "E3" : "E4", "PUT " + path);
-  return body;
+  auto e = ctx.send(snooze ? Operation::snooze : Operation::wake, {.id = id});
+  return ctx.ok_json(e, snooze ? "E3" : "E4", "PUT " + agent_op_path(id, op));
 }
 
 std::string tag(CheckContext& ctx, const std::string& name, int minutes) {
   const std::string path = tag_path(ctx.target().channel);
-  auto e = ctx.send("POST", path, {{"tag", name}, {"minutes", std::to_string(minutes), true}});
+  auto e = ctx.send(Operation::tag, {.tag = name, .minutes = minutes});
   auto body = ctx.ok_json(e, "E8", "POST " + path);
   auto id = alias_id(ctx, body);
   if (!id)
     ctx.fail("E8", "POST " + path + ": expected the tagged alias with an id (" +
-                       fields_text(ctx.profile().alias_id_fields) + "), got " + excerpt(json::serialize(body)));
+                       fields_text(ctx.fields().alias_id) + "), got " + excerpt(json::serialize(body)));
   ctx.janitor().tagged(*id);
   return *id;
 }
 
 void delete_tag(CheckContext& ctx, const std::string& alias) {
   const std::string path = delete_tag_path(ctx.target().channel, alias);
-  ctx.ok_json(ctx.send("DELETE", path), "E9", "DELETE " + path);
+  ctx.ok_json(ctx.send(Operation::untag, {.id = alias}), "E9", "DELETE " + path);
   ctx.janitor().untagged(alias);
 }
 
 std::optional<std::string> database_value(const CheckContext& ctx, const json::value& body) {
-  if (body.is_string()) return std::string(body.get_string());
-  if (body.is_object())
-    if (auto* v = body.get_object().if_contains(ctx.profile().database_value_field); v && v->is_string())
-      return std::string(v->get_string());
-  return std::nullopt;
+  return core::api::database_value(ctx.fields(), body);
 }
 
 bool holds_string(const json::value& body, const std::string& expected) {
@@ -147,7 +119,7 @@ std::string probe_key(CheckContext& ctx, const std::string& suffix) {
 }
 
 std::optional<std::string> read_database_value(CheckContext& ctx, const std::string& key) {
-  auto e = ctx.send("GET", database_path(key));
+  auto e = ctx.send(Operation::db_get, {.id = key});
   if (!e.answered() || e.response->status != 200) return std::nullopt;
   std::string why;
   auto body = parse_json(e.response->body, why);
@@ -155,7 +127,7 @@ std::optional<std::string> read_database_value(CheckContext& ctx, const std::str
 }
 
 void database_set(CheckContext& ctx, const std::string& key, const std::string& value) {
-  ctx.ok_json(ctx.send("POST", database_path(key), {{"value", value}}), "E6", "POST " + database_path(key));
+  ctx.ok_json(ctx.send(Operation::db_set, {.id = key, .value = value}), "E6", "POST " + database_path(key));
 }
 
 std::string first_agent(CheckContext& ctx) {
@@ -166,8 +138,8 @@ std::string first_agent(CheckContext& ctx) {
 
 bool restore_agent(CheckContext& ctx, const std::string& id, const std::string& start_state) {
   for (const char* op : {"wake", "snooze"}) {
-    auto put = ctx.send("PUT", agent_op_path(id, op));
-    auto get = ctx.send("GET", agent_path(id));
+    auto put = ctx.send(op == std::string_view("wake") ? Operation::wake : Operation::snooze, {.id = id});
+    auto get = ctx.send(Operation::get_agent, {.id = id});
     if (!put.answered() || !get.answered() || get.response->status != 200) return false;
     std::string why;
     auto body = parse_json(get.response->body, why);
@@ -193,7 +165,7 @@ AgentGuard::~AgentGuard() {
 }
 
 void untag_quietly(CheckContext& ctx, const std::string& alias) {
-  auto e = ctx.send("DELETE", delete_tag_path(ctx.target().channel, alias));
+  auto e = ctx.send(Operation::untag, {.id = alias});
   if (e.answered() && e.response->status == 200) ctx.janitor().untagged(alias);
 }
 
@@ -220,17 +192,6 @@ std::string TagGuard::tag(const std::string& what, int minutes) {
 }
 
 void TagGuard::forget(const std::string& alias) { std::erase(aliases_, alias); }
-
-core::Exchange call_or_skip(CheckContext& ctx, const std::string& alias, const std::string& caller) {
-  auto e = ctx.call(alias, caller);
-  if (e.answered() && (e.response->status == 404 || e.response->status == 405 || e.response->status == 501)) {
-    const auto& hook = ctx.profile().call_hook;
-    ctx.skip("the target has no call hook: " + hook.method + " " + hook.path + " answered HTTP " +
-             std::to_string(e.response->status) +
-             "; binding checks need one (README, \"The call hook\"; or set call_hook in the profile)");
-  }
-  return e;
-}
 
 std::optional<std::vector<std::string>> untagged_aliases(CheckContext& ctx, const std::vector<Item>& aliases) {
   std::vector<std::string> out;

@@ -9,16 +9,18 @@
 #include <vector>
 
 #include "contracts/context.hpp"
+#include "core/api.hpp"
 
 namespace crh::contracts::api {
 
-std::string agents_path();                                       // /api/v1/local-agents
-std::string agent_path(const std::string& id);                   // /api/v1/local-agents/ID
-std::string agent_op_path(const std::string& id, const char* op);  // .../ID/snooze
-std::string database_path(const std::string& key);               // /database/KEY (encoded)
-std::string aliases_path(const std::string& channel);            // /channels/ID/alias-numbers
-std::string tag_path(const std::string& channel);                // .../alias-numbers/tag
-std::string delete_tag_path(const std::string& channel, const std::string& alias);
+// Paths come from the API model (core/api.hpp), the one place that knows them.
+using core::api::agent_op_path;
+using core::api::agent_path;
+using core::api::agents_path;
+using core::api::aliases_path;
+using core::api::database_path;
+using core::api::delete_tag_path;
+using core::api::tag_path;
 
 struct Item {
   std::string id;
@@ -29,7 +31,7 @@ struct Item {
 std::vector<Item> list_agents(CheckContext& ctx);
 std::vector<Item> list_aliases(CheckContext& ctx);
 
-// Ids read with the profile's id fields.
+// Ids read with the dialect's id fields.
 std::optional<std::string> agent_id(const CheckContext& ctx, const boost::json::value& item);
 std::optional<std::string> alias_id(const CheckContext& ctx, const boost::json::value& item);
 
@@ -46,12 +48,12 @@ boost::json::value get_agent(CheckContext& ctx, const std::string& id);
 boost::json::value agent_op(CheckContext& ctx, const std::string& id, const char* op);
 
 // POST tag (E8): 200, JSON with the alias's id; the janitor deletes it unless
-// delete_tag() does. `minutes` as the profile encodes integers.
+// delete_tag() does. `minutes` as the dialect encodes integers.
 std::string tag(CheckContext& ctx, const std::string& tag_name, int minutes = 10);
 // DELETE the tag (E9): 200, JSON.
 void delete_tag(CheckContext& ctx, const std::string& alias);
 
-// The value a database answer holds for `expected`: the profile's field when
+// The value a database answer holds for `expected`: the dialect's field when
 // present, else a bare string body. Nothing when neither is there.
 std::optional<std::string> database_value(const CheckContext& ctx, const boost::json::value& body);
 // True when `expected` appears as a string anywhere in the answer (any shape).
@@ -106,10 +108,6 @@ class TagGuard {
   CheckContext& ctx_;
   std::vector<std::string> aliases_;
 };
-
-// The call hook, with the check skipped when the target has none (the hook
-// path answered 404, 405 or 501): binding checks are never passed unrun.
-core::Exchange call_or_skip(CheckContext& ctx, const std::string& alias, const std::string& caller);
 
 // Every alias of the list is untagged; nothing when the list shows no tags.
 std::optional<std::vector<std::string>> untagged_aliases(CheckContext& ctx, const std::vector<Item>& aliases);

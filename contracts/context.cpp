@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/curl.hpp"
+#include "core/http_call_driver.hpp"
 #include "core/outside.hpp"
 
 namespace crh::contracts {
@@ -110,7 +111,7 @@ core::Exchange CheckContext::send(core::HttpRequest request, KeyMode key) {
 
 core::HttpRequest CheckContext::request(std::string method, std::string path,
                                        const std::vector<core::Param>& params) const {
-  return core::build_request(std::move(method), std::move(path), params, run_.profile.encoding);
+  return core::build_request(std::move(method), std::move(path), params, run_.target.dialect.encoding);
 }
 
 core::Exchange CheckContext::send(std::string method, std::string path, const std::vector<core::Param>& params,
@@ -118,9 +119,21 @@ core::Exchange CheckContext::send(std::string method, std::string path, const st
   return send(request(std::move(method), std::move(path), params), key);
 }
 
+core::HttpRequest CheckContext::request(core::api::Operation op, const core::api::Arguments& args) const {
+  return core::api::request(run_.target, op, args);
+}
+
+core::Exchange CheckContext::send(core::api::Operation op, const core::api::Arguments& args, KeyMode key) {
+  return send(request(op, args), key);
+}
+
 core::HttpRequest CheckContext::call_request(const std::string& alias, const std::string& caller) const {
-  const auto& hook = run_.profile.call_hook;
-  return request(hook.method, hook.path_for(run_.target.channel, alias), {{hook.parameter, caller}});
+  return request(core::api::Operation::call, {.id = alias, .caller = caller});
+}
+
+core::CallDriver& CheckContext::calls() {
+  if (!calls_) calls_ = std::make_unique<core::HttpCallDriver>(run_.target, run_.client);
+  return *calls_;
 }
 
 core::Exchange CheckContext::call(const std::string& alias, const std::string& caller, KeyMode key) {

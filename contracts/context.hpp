@@ -1,4 +1,4 @@
-// What a check body works with: the target, the profile, a recording client
+// What a check body works with: the target, the expected statuses, a recording client
 // (every exchange becomes evidence), verdict helpers that end the check, and
 // the janitor that puts the target back as it was found.
 #pragma once
@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "contracts/check.hpp"
-#include "contracts/profile.hpp"
+#include "core/profile.hpp"
+#include "core/api.hpp"
+#include "core/call_driver.hpp"
 #include "core/http_client.hpp"
 #include "core/target.hpp"
 
@@ -75,7 +77,7 @@ struct Recorded {
 // What every check of one run shares.
 struct RunShared {
   core::Target target;
-  Profile profile;
+  core::ExpectedStatuses statuses;  // what the profile expects where the spec is silent
   core::ClientConfig client;
   std::string wrong_key;    // random, same length as the key
   std::string caller_base;  // "+1999NNNN": callers of this run are caller_base + two digits
@@ -97,21 +99,28 @@ class CheckContext {
   CheckContext(RunShared& run, core::HttpClient& client, CheckResult& result);
 
   const core::Target& target() const { return run_.target; }
-  const Profile& profile() const { return run_.profile; }
+  const core::ExpectedStatuses& statuses() const { return run_.statuses; }
+  const core::FieldNames& fields() const { return run_.target.dialect.fields; }
   RunShared& run() { return run_; }
   Janitor& janitor() { return run_.janitor; }
 
   // The n-th distinct calling number of this run ("+1999" digits).
   std::string caller(int n) const;
 
-  // A request with `params` placed as the profile's encoding says.
+  // A request with `params` placed as the target's dialect says.
   core::HttpRequest request(std::string method, std::string path, const std::vector<core::Param>& params = {}) const;
 
   // Sends and records. Never throws on transport errors: see response().
   core::Exchange send(core::HttpRequest request, KeyMode key = KeyMode::proper);
   core::Exchange send(std::string method, std::string path, const std::vector<core::Param>& params = {},
                       KeyMode key = KeyMode::proper);
-  // The call hook: `caller` calls `alias` on the target's channel.
+  // An operation of the API model (core/api.hpp) on this run's target.
+  core::HttpRequest request(core::api::Operation op, const core::api::Arguments& args) const;
+  core::Exchange send(core::api::Operation op, const core::api::Arguments& args = {}, KeyMode key = KeyMode::proper);
+  // The call driver (core/call_driver.hpp): how binding checks place calls.
+  // The exchanges it makes are not recorded; the caller records the results.
+  core::CallDriver& calls();
+  // The call hook as an HTTP request (the auth suite sends it with bad keys).
   core::Exchange call(const std::string& alias, const std::string& caller, KeyMode key = KeyMode::proper);
   core::HttpRequest call_request(const std::string& alias, const std::string& caller) const;
 
@@ -149,6 +158,7 @@ class CheckContext {
   RunShared& run_;
   core::HttpClient& client_;
   CheckResult& result_;
+  std::unique_ptr<core::CallDriver> calls_;
 };
 
 // "HTTP 404 application/json, 31 bytes: {...}" or "no answer: timeout (...)".

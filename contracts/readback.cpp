@@ -11,9 +11,11 @@
 #include "contracts/rules.hpp"
 #include "core/json_read.hpp"
 #include "core/result_envelope.hpp"
+#include "core/result_keys.hpp"
 
 namespace crh::contracts {
 namespace json = boost::json;
+namespace k = core::keys;
 using core::array_at;
 using core::bool_at;
 using core::integer_at;
@@ -50,26 +52,30 @@ int badness(Outcome o) {
 }
 
 CheckResult check_from_json(const json::object& o) {
-  const std::string where = "checks[" + string_at(o, "id", "checks[]") + "]";
+  namespace c = k::check;
+  const std::string where = "checks[" + string_at(o, c::id, "checks[]") + "]";
   CheckResult r;
-  r.id = string_at(o, "id", where);
-  r.suite = string_at(o, "suite", where);
-  for (const auto& rule : array_at(o, "rules", where))
+  r.id = string_at(o, c::id, where);
+  r.suite = string_at(o, c::suite, where);
+  for (const auto& rule : array_at(o, c::rules, where))
     if (rule.is_string()) r.rules.emplace_back(rule.get_string());
-  r.severity = severity_named(string_at(o, "severity", where), where);
-  r.outcome = outcome_named(string_at(o, "outcome", where), where);
-  r.message = string_at(o, "message", where);
-  r.duration = from_ms(number_at(o, "duration_ms", where));
-  for (const auto& f : array_at(o, "findings", where)) {
+  r.severity = severity_named(string_at(o, c::severity, where), where);
+  r.outcome = outcome_named(string_at(o, c::outcome, where), where);
+  r.message = string_at(o, c::message, where);
+  r.duration = from_ms(number_at(o, c::duration_ms, where));
+  for (const auto& f : array_at(o, c::findings, where)) {
     const auto& finding = core::as_object(f, where + ".findings[]");
-    const Rule* rule = find_rule(string_at(finding, "rule", where + ".findings[]"));
-    r.findings.push_back({severity_named(string_at(finding, "severity", where + ".findings[]"), where),
-                          rule ? rule->id : std::string_view{}, string_at(finding, "text", where + ".findings[]")});
+    const Rule* rule = find_rule(string_at(finding, k::finding::rule, where + ".findings[]"));
+    r.findings.push_back({severity_named(string_at(finding, k::finding::severity, where + ".findings[]"), where),
+                          rule ? rule->id : std::string_view{},
+                          string_at(finding, k::finding::text, where + ".findings[]")});
   }
-  for (const auto& e : array_at(o, "evidence", where)) {
-    const auto& ev = core::as_object(e, where + ".evidence[]");
-    r.evidence.push_back({string_at(ev, "curl", where + ".evidence[]"), string_at(ev, "answer", where + ".evidence[]"),
-                          from_ms(number_at(ev, "elapsed_ms", where + ".evidence[]"))});
+  for (const auto& e : array_at(o, c::evidence, where)) {
+    namespace ev = k::evidence;
+    const auto& exchange = core::as_object(e, where + ".evidence[]");
+    r.evidence.push_back({string_at(exchange, ev::curl, where + ".evidence[]"),
+                          string_at(exchange, ev::answer, where + ".evidence[]"),
+                          from_ms(number_at(exchange, ev::elapsed_ms, where + ".evidence[]"))});
   }
   return r;
 }
@@ -96,40 +102,42 @@ void sort_in_catalogue_order(std::vector<CheckResult>& results) {
 }  // namespace
 
 ContractRun read_contract_document(const json::object& doc) {
-  if (doc.if_contains("kind") == nullptr || doc.at("kind") != "contract")
+  const auto* kind = doc.if_contains(k::envelope::kind);
+  if (!kind || !kind->is_string() || kind->get_string() != k::kind_contract)
     throw std::runtime_error("not a contract result document (kind is not \"contract\")");
   ContractRun run;
-  const auto& target = object_at(doc, "target", "");
+  const auto& target = object_at(doc, k::envelope::target, "");
   std::string why;
-  auto base = core::parse_base_url(string_at(target, "base_url", "target"), why);
+  auto base = core::parse_base_url(string_at(target, k::target::base_url, k::envelope::target), why);
   if (!base) throw std::runtime_error("target.base_url: " + why);
   run.options.target.base = *base;
-  run.options.target.channel = string_at(target, "channel", "target");
-  run.embedded = bool_at(target, "embedded", "target");
-  auto started = core::parse_iso8601(string_at(doc, "started_at", ""));
+  run.options.target.channel = string_at(target, k::target::channel, k::envelope::target);
+  run.embedded = bool_at(target, k::target::embedded, k::envelope::target);
+  auto started = core::parse_iso8601(string_at(doc, k::envelope::started_at, ""));
   if (!started) throw std::runtime_error("started_at: not an ISO 8601 UTC time");
   run.report.started = *started;
-  run.report.duration = from_ms(number_at(doc, "duration_ms", ""));
+  run.report.duration = from_ms(number_at(doc, k::envelope::duration_ms, ""));
 
-  const auto& config = object_at(doc, "config", "");
-  run.options.suites = strings_at(config, "suites", "config");
-  run.options.checks = strings_at(config, "checks", "config");
-  run.options.slow = bool_at(config, "slow", "config");
-  run.options.strict = bool_at(config, "strict", "config");
-  run.options.target.minute = std::chrono::milliseconds(integer_at(config, "minute_ms", "config"));
-  run.options.client.timeout = std::chrono::milliseconds(integer_at(config, "timeout_ms", "config"));
-  run.options.profile = parse_profile(core::field_at(config, "profile", "config"), "config.profile");
-  run.options.target.encoding = run.options.profile.encoding;
-  run.options.target.call_hook = run.options.profile.call_hook;
+  namespace o = k::contract_config;
+  const auto& config = object_at(doc, k::envelope::config, "");
+  run.options.suites = strings_at(config, o::suites, k::envelope::config);
+  run.options.checks = strings_at(config, o::checks, k::envelope::config);
+  run.options.slow = bool_at(config, o::slow, k::envelope::config);
+  run.options.strict = bool_at(config, o::strict, k::envelope::config);
+  run.options.target.minute = std::chrono::milliseconds(integer_at(config, o::minute_ms, k::envelope::config));
+  run.options.client.timeout = std::chrono::milliseconds(integer_at(config, o::timeout_ms, k::envelope::config));
+  const auto profile = core::parse_profile(core::field_at(config, o::profile, k::envelope::config), "config.profile");
+  run.options.target.dialect = profile.dialect;
+  run.options.statuses = profile.statuses;
 
-  const auto& verdict = object_at(doc, "verdict", "");
-  run.report.interrupted = string_at(verdict, "status", "verdict") == "incomplete";
-  if (string_at(verdict, "status", "verdict") == "unreachable") {
+  const auto& verdict = object_at(doc, k::envelope::verdict, "");
+  run.report.interrupted = string_at(verdict, k::verdict::status, k::envelope::verdict) == "incomplete";
+  if (string_at(verdict, k::verdict::status, k::envelope::verdict) == "unreachable") {
     run.report.unreachable = true;
-    run.report.unreachable_reason = string_at(verdict, "reason", "verdict");
+    run.report.unreachable_reason = string_at(verdict, k::verdict::reason, k::envelope::verdict);
   }
-  run.report.notes = strings_at(doc, "notes", "");
-  for (const auto& c : array_at(doc, "checks", ""))
+  run.report.notes = strings_at(doc, k::contract::notes, "");
+  for (const auto& c : array_at(doc, k::contract::checks, ""))
     run.report.results.push_back(check_from_json(core::as_object(c, "checks[]")));
   run.report.exit_code = verdict_of(run.report, run.options.strict).exit_code;
   return run;

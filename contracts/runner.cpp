@@ -17,6 +17,7 @@
 #include "core/outside.hpp"
 #include "core/output_file.hpp"
 #include "core/result_envelope.hpp"
+#include "core/result_keys.hpp"
 
 namespace crh::contracts {
 namespace json = boost::json;
@@ -69,7 +70,7 @@ class Executor {
  public:
   Executor(const RunOptions& o, RunReport& report) : options_(o), report_(report) {
     shared_.target = o.target;
-    shared_.profile = o.profile;
+    shared_.statuses = o.statuses;
     shared_.client = o.client;
     shared_.client.cancel = o.stop;  // Ctrl-C cuts the checks' exchanges short, never the restore's
     shared_.stop = o.stop;
@@ -115,7 +116,9 @@ class Executor {
     core::ClientConfig quick = shared_.client;
     quick.timeout = std::min(quick.timeout, std::chrono::milliseconds(3000));
     core::HttpClient client(shared_.target.base, quick);
-    auto e = client.send({"GET", api::agents_path(), {{"Apikey", shared_.target.api_key}}, {}});
+    auto request = core::api::request(shared_.target, core::api::Operation::list_agents);
+    request.headers.push_back({"Apikey", shared_.target.api_key});
+    auto e = client.send(std::move(request));
     using core::TransportError;
     if (e.error == TransportError::resolve_failed || e.error == TransportError::connect_failed ||
         e.error == TransportError::timeout) {
@@ -152,7 +155,7 @@ class Executor {
     } else if (c.slow && !options_.slow) {
       ended = Outcome::skip;
       ended_message = "runs only with --slow: it waits for a tag to expire (one minute, or --minute-ms)";
-    } else if (c.needs_call_hook && !shared_.profile.call_hook.enabled) {
+    } else if (c.needs_call_hook && !shared_.target.dialect.call_hook.enabled) {
       ended = Outcome::skip;
       ended_message = "the profile says the target has no call hook (call_hook: null)";
     } else {
@@ -223,7 +226,7 @@ class Executor {
         it = api::restore_agent(ctx, it->first, it->second) ? agents.erase(it) : std::next(it);
       for (auto it = keys.begin(); it != keys.end();) {
         const std::string want = it->second.value_or("");
-        ctx.send("POST", api::database_path(it->first), {{"value", want}});
+        ctx.send(core::api::Operation::db_set, {.id = it->first, .value = want});
         it = api::read_database_value(ctx, it->first) == want ? keys.erase(it) : std::next(it);
       }
       left_tagged = probe_tagged_aliases(ctx);
@@ -253,18 +256,12 @@ class Executor {
   // The aliases of the channel that carry a probe tag now; nothing when the
   // list cannot be read.
   std::optional<std::vector<std::string>> probe_tagged_aliases(CheckContext& ctx) {
-    auto e = ctx.send("GET", api::aliases_path(shared_.target.channel));
+    auto e = ctx.send(core::api::Operation::list_aliases);
     if (!e.answered() || e.response->status != 200) return std::nullopt;
     std::string why;
     auto body = parse_json(e.response->body, why);
     if (!body) return std::nullopt;
-    auto list = find_list(*body, shared_.profile.aliases_list_field, why);
-    if (!list) return std::nullopt;
-    std::vector<std::string> out;
-    for (const auto& item : *list->items)
-      if (api::tag_of(ctx, item).value_or("").starts_with(api::kProbePrefix))
-        if (auto id = api::alias_id(ctx, item)) out.push_back(*id);
-    return out;
+    return core::api::aliases_tagged(ctx.fields(), *body, api::kProbePrefix);
   }
 
   const RunOptions& options_;
@@ -330,10 +327,14 @@ ContractVerdict verdict_of(const RunReport& report, bool strict) {
 
 namespace {
 
+namespace k = core::keys;
+using core::valid_utf8;
+
 double ms(std::chrono::microseconds us) { return static_cast<double>(us.count()) / 1000.0; }
 
+// The total and one count per outcome, keyed by its name (to_string(Outcome), as keys::counts names them).
 json::object counts_of(const std::vector<const CheckResult*>& results) {
-  json::object c{{"total", results.size()}};
+  json::object c{{k::counts::total, results.size()}};
   for (auto o : {Outcome::pass, Outcome::warn, Outcome::fail, Outcome::skip, Outcome::indeterminate})
     c[to_string(o)] = std::count_if(results.begin(), results.end(), [o](const CheckResult* r) { return r->outcome == o; });
   return c;
@@ -349,36 +350,35 @@ std::string_view rule_outcome(const std::vector<const CheckResult*>& checks) {
   return "skip";
 }
 
-}  // namespace
+json::object check_json(const CheckResult& r) {
+  namespace c = k::check;
+  json::array rules, findings, evidence;
+  for (const auto& id : r.rules) rules.emplace_back(id);
+  for (const auto& f : r.findings)
+    findings.push_back(json::object{{k::finding::severity, to_string(f.severity)},
+                                    {k::finding::rule, f.rule},
+                                    {k::finding::text, valid_utf8(f.text)}});
+  for (const auto& e : r.evidence)
+    evidence.push_back(json::object{{k::evidence::curl, valid_utf8(e.curl)},
+                                    {k::evidence::answer, valid_utf8(e.answer)},
+                                    {k::evidence::elapsed_ms, ms(e.elapsed)}});
+  const Check* check = nullptr;
+  for (const auto& known : all_checks())
+    if (known.id == r.id) check = &known;
+  return json::object{{c::id, r.id},
+                      {c::suite, r.suite},
+                      {c::summary, check ? check->summary : ""},
+                      {c::rules, std::move(rules)},
+                      {c::severity, to_string(r.severity)},
+                      {c::outcome, to_string(r.outcome)},
+                      {c::message, valid_utf8(r.message)},
+                      {c::duration_ms, ms(r.duration)},
+                      {c::findings, std::move(findings)},
+                      {c::evidence, std::move(evidence)}};
+}
 
-json::value result_document(const RunReport& report, const RunOptions& options, bool embedded) {
-  using core::valid_utf8;
-  std::vector<const CheckResult*> all;
-  for (const auto& r : report.results) all.push_back(&r);
-
-  json::array checks;
-  for (const auto& r : report.results) {
-    json::array rules, findings, evidence;
-    for (const auto& id : r.rules) rules.emplace_back(id);
-    for (const auto& f : r.findings)
-      findings.push_back(json::object{{"severity", to_string(f.severity)}, {"rule", f.rule}, {"text", valid_utf8(f.text)}});
-    for (const auto& e : r.evidence)
-      evidence.push_back(json::object{{"curl", valid_utf8(e.curl)}, {"answer", valid_utf8(e.answer)}, {"elapsed_ms", ms(e.elapsed)}});
-    const Check* check = nullptr;
-    for (const auto& c : all_checks())
-      if (c.id == r.id) check = &c;
-    checks.push_back(json::object{{"id", r.id},
-                                  {"suite", r.suite},
-                                  {"summary", check ? check->summary : ""},
-                                  {"rules", std::move(rules)},
-                                  {"severity", to_string(r.severity)},
-                                  {"outcome", to_string(r.outcome)},
-                                  {"message", valid_utf8(r.message)},
-                                  {"duration_ms", ms(r.duration)},
-                                  {"findings", std::move(findings)},
-                                  {"evidence", std::move(evidence)}});
-  }
-
+// Every rule of the catalogue with its outcome and the checks covering it.
+json::array rules_json(const RunReport& report) {
   json::array rules;
   for (const auto& rule : rule_catalogue()) {
     std::vector<const CheckResult*> covering;
@@ -386,49 +386,65 @@ json::value result_document(const RunReport& report, const RunOptions& options, 
     for (const auto& r : report.results)
       if (std::find(r.rules.begin(), r.rules.end(), rule.id) != r.rules.end()) {
         covering.push_back(&r);
-        ids.push_back(json::object{{"id", r.id}, {"outcome", to_string(r.outcome)}, {"severity", to_string(r.severity)}});
+        ids.push_back(json::object{{k::rule_check::id, r.id},
+                                   {k::rule_check::outcome, to_string(r.outcome)},
+                                   {k::rule_check::severity, to_string(r.severity)}});
       }
-    rules.push_back(json::object{{"id", rule.id},
-                                 {"section", rule.section},
-                                 {"text", rule.text},
-                                 {"outcome", rule_outcome(covering)},
-                                 {"checks", std::move(ids)}});
+    rules.push_back(json::object{{k::rule::id, rule.id},
+                                 {k::rule::section, rule.section},
+                                 {k::rule::text, rule.text},
+                                 {k::rule::outcome, rule_outcome(covering)},
+                                 {k::rule::checks, std::move(ids)}});
   }
+  return rules;
+}
 
+json::array suites_json(const RunReport& report) {
   json::array suites;
   for (const auto& s : all_suites()) {
     std::vector<const CheckResult*> in;
     for (const auto& r : report.results)
       if (r.suite == s) in.push_back(&r);
-    if (!in.empty()) suites.push_back(json::object{{"name", s}, {"counts", counts_of(in)}});
+    if (!in.empty()) suites.push_back(json::object{{k::suite::name, s}, {k::suite::counts, counts_of(in)}});
   }
+  return suites;
+}
 
-  json::array notes, suite_names, check_patterns;
-  for (const auto& n : report.notes) notes.emplace_back(valid_utf8(core::composed(n)));
+json::object config_json(const RunOptions& options) {
+  namespace o = k::contract_config;
+  json::array suite_names, check_patterns;
   for (const auto& s : options.suites) suite_names.emplace_back(s);
   for (const auto& c : options.checks) check_patterns.emplace_back(c);
+  return json::object{{o::suites, std::move(suite_names)},
+                      {o::checks, std::move(check_patterns)},
+                      {o::slow, options.slow},
+                      {o::strict, options.strict},
+                      {o::minute_ms, options.target.minute.count()},
+                      {o::timeout_ms, options.client.timeout.count()},
+                      {o::profile, core::to_json(core::Profile{options.target.dialect, options.statuses})}};
+}
 
-  const auto counts = counts_of(all);
+}  // namespace
+
+json::value result_document(const RunReport& report, const RunOptions& options, bool embedded) {
+  std::vector<const CheckResult*> all;
+  for (const auto& r : report.results) all.push_back(&r);
+  json::array checks, notes;
+  for (const auto& r : report.results) checks.push_back(check_json(r));
+  for (const auto& n : report.notes) notes.emplace_back(valid_utf8(core::composed(n)));
   const auto verdict = verdict_of(report, options.strict);
 
-  json::object doc = core::result_envelope("contract", report.started, ms(report.duration), options.target.base,
+  json::object doc = core::result_envelope(k::kind_contract, report.started, ms(report.duration), options.target.base,
                                            options.target.channel, embedded);
-  json::object body{
-      {"config", json::object{{"suites", std::move(suite_names)},
-                              {"checks", std::move(check_patterns)},
-                              {"slow", options.slow},
-                              {"strict", options.strict},
-                              {"minute_ms", options.target.minute.count()},
-                              {"timeout_ms", options.client.timeout.count()},
-                              {"profile", to_json(options.profile)}}},
-      {"verdict", json::object{{"status", verdict.status}, {"exit_code", verdict.exit_code}, {"reason", valid_utf8(verdict.reason)}}},
-      {"counts", counts},
-      {"notes", std::move(notes)},
-      {"suites", std::move(suites)},
-      {"rules", std::move(rules)},
-      {"checks", std::move(checks)},
-  };
-  for (auto& field : body) doc.emplace(field.key(), std::move(field.value()));
+  namespace v = k::verdict;
+  doc[k::envelope::config] = config_json(options);
+  doc[k::envelope::verdict] = json::object{
+      {v::status, verdict.status}, {v::exit_code, verdict.exit_code}, {v::reason, valid_utf8(verdict.reason)}};
+  doc[k::contract::counts] = counts_of(all);
+  doc[k::contract::notes] = std::move(notes);
+  doc[k::contract::suites] = suites_json(report);
+  doc[k::contract::rules] = rules_json(report);
+  doc[k::contract::checks] = std::move(checks);
   return doc;
 }
 

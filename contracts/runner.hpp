@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "contracts/check.hpp"
-#include "contracts/profile.hpp"
+#include "core/profile.hpp"
 #include "core/http_client.hpp"
 #include "core/target.hpp"
 
@@ -19,7 +19,7 @@ namespace crh::contracts {
 
 struct RunOptions {
   core::Target target;
-  Profile profile;
+  core::ExpectedStatuses statuses;  // from the profile; the dialect is in target
   core::ClientConfig client;        // timeout and caps of every exchange
   std::vector<std::string> suites;  // empty: every suite
   std::vector<std::string> checks;  // ids, or prefixes ending in '*'; empty: every check of the suites

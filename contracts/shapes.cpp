@@ -32,47 +32,6 @@ bool is_json_content_type(std::string_view ct) {
          (type.rfind("application/", 0) == 0 && type.size() > 17 && type.ends_with("+json"));
 }
 
-std::optional<FoundList> find_list(const json::value& body, std::string_view preferred,
-                                   std::string& why) {
-  if (body.is_array()) return FoundList{&body.get_array(), "the body"};
-  if (!body.is_object()) {
-    why = "expected a JSON array or an object holding one, got " +
-          std::string(body.is_string() ? "a string" : body.is_null() ? "null" : "a scalar");
-    return std::nullopt;
-  }
-  const auto& obj = body.get_object();
-  if (!preferred.empty())
-    if (auto* v = obj.if_contains(preferred); v && v->is_array())
-      return FoundList{&v->get_array(), "field \"" + std::string(preferred) + "\""};
-  const json::array* only = nullptr;
-  std::string names;
-  int count = 0;
-  for (const auto& [k, v] : obj) {
-    if (!v.is_array()) continue;
-    ++count;
-    only = &v.get_array();
-    names += (names.empty() ? "\"" : ", \"") + std::string(k) + "\"";
-  }
-  if (count == 1) return FoundList{only, "field " + names};
-  why = count == 0 ? "expected an array, or an object with an array field; the object has no array field"
-                   : "the object has several array fields (" + names + "); name one in the profile";
-  return std::nullopt;
-}
-
-std::optional<std::string> item_id(const json::value& item, std::span<const std::string_view> fields) {
-  auto scalar = [](const json::value& v) -> std::optional<std::string> {
-    if (v.is_string() && !v.get_string().empty()) return std::string(v.get_string());
-    if (v.is_int64()) return std::to_string(v.get_int64());
-    if (v.is_uint64()) return std::to_string(v.get_uint64());
-    return std::nullopt;
-  };
-  if (!item.is_object()) return scalar(item);
-  for (auto f : fields)
-    if (auto* v = item.get_object().if_contains(f))
-      if (auto id = scalar(*v)) return id;
-  return std::nullopt;
-}
-
 std::vector<Finding> error_shape_findings(unsigned status, std::string_view content_type,
                                           std::string_view body) {
   std::vector<Finding> out;

@@ -1,5 +1,6 @@
-// Reading answers without assuming one shape: where a list lives, what an
-// item's id is, and whether an error answer has the documented shape (X2).
+// Reading answers without assuming one shape: JSON bodies and content types,
+// and whether an error answer has the documented shape (X2). Lists and ids
+// are read by the API model (core/api.hpp).
 // Pure functions over bodies, so verdicts can be tested on crafted input.
 #pragma once
 
@@ -17,22 +18,6 @@ std::optional<boost::json::value> parse_json(std::string_view body, std::string&
 
 // True for application/json and application/*+json, with or without parameters.
 bool is_json_content_type(std::string_view content_type);
-
-struct FoundList {
-  const boost::json::array* items = nullptr;
-  std::string where;  // "the body" or "field \"agents\""
-};
-
-// The collection in `body`: the body itself when it is an array; else the
-// field `preferred` when it is an array; else the one field that holds an
-// array. Nothing (and `why`) when there is none or the choice is ambiguous.
-std::optional<FoundList> find_list(const boost::json::value& body, std::string_view preferred,
-                                   std::string& why);
-
-// An item's id as text: a bare string or integer item is its own id; for an
-// object, the first of `fields` holding a non-empty string or an integer.
-std::optional<std::string> item_id(const boost::json::value& item,
-                                   std::span<const std::string_view> fields);
 
 enum class Severity { must, should };
 

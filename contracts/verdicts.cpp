@@ -40,13 +40,15 @@ RaceVerdict race_verdict(const std::vector<CallOutcome>& outcomes) {
   const auto count = [&](CallOutcome o) { return std::count(outcomes.begin(), outcomes.end(), o); };
   const auto connected = count(CallOutcome::connected);
   const auto unknown = count(CallOutcome::unknown);
+  const auto throttled = count(CallOutcome::throttled);  // not handled: says nothing of the binding
   const std::string tally = std::to_string(connected) + " of " + std::to_string(outcomes.size()) +
                             " callers connected, " + std::to_string(count(CallOutcome::refused)) + " refused, " +
-                            std::to_string(unknown) + " unknown (no answer)";
+                            (throttled ? std::to_string(throttled) + " throttled, " : "") + std::to_string(unknown) +
+                            " unknown (no answer)";
   if (connected > 1)
     return {RaceVerdict::broken, "expected exactly one caller to win the race, got " + tally};
   if (connected == 1) return {RaceVerdict::held, tally};
-  if (unknown > 0)
+  if (unknown + throttled > 0)
     return {RaceVerdict::undecided, "no answered caller connected and some calls got no answer: " + tally};
   return {RaceVerdict::broken,
           "expected one caller to connect (any caller may call a newly tagged alias), got " + tally};

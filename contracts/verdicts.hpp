@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/call_driver.hpp"
+
 namespace crh::contracts {
 
 // `picks`: the aliases that 2k tag+delete cycles returned, in order, where
@@ -15,7 +17,7 @@ namespace crh::contracts {
 std::optional<std::string> lru_cycle_problem(const std::vector<std::string>& picks,
                                              const std::vector<std::string>& untagged);
 
-enum class CallOutcome { connected, refused, unknown };
+using core::CallOutcome;  // what the call driver learned of each call
 
 struct RaceVerdict {
   enum Kind { held, broken, undecided } kind;

@@ -1,22 +1,24 @@
-// The blocking HTTP/1.1 client: Beast's async operations driven to
-// completion on a private io_context, so every step shares one deadline.
-// The only file of core/ that instantiates Beast's async operations.
+// The blocking HTTP/1.1 client: Asio's async operations driven to completion
+// on a private io_context, so every step shares one deadline; answers are
+// read by core/http1's ResponseReader. The only file of core/ that
+// instantiates Asio's async operations.
 #include "core/http_client.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <algorithm>
 #include <optional>
 
+#include "core/http1.hpp"
+
 namespace crh::core {
 namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 using tcp = net::ip::tcp;
 using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -35,19 +37,43 @@ constexpr auto kCancelPoll = std::chrono::milliseconds(50);
 // The error_detail of an exchange ended (or refused) by ClientConfig::cancel.
 constexpr const char* kCancelled = "cancelled: the run was interrupted";
 
-TransportError classify(const error_code& ec) {
-  if (ec == beast::error::timeout) return TransportError::timeout;
-  if (ec == http::error::body_limit || ec == http::error::header_limit ||
-      ec == http::error::buffer_overflow)
-    return TransportError::too_large;
-  if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
-      ec == net::error::eof || ec == net::error::connection_reset ||
-      ec == net::error::broken_pipe || ec == net::error::connection_aborted)
-    return TransportError::reset;
-  // Any other parse error of Beast's HTTP category: the bytes are not HTTP/1.1.
-  if (ec.category() == http::make_error_code(http::error::bad_version).category())
-    return TransportError::malformed;
-  return TransportError::reset;
+// Bytes asked of the socket per read.
+constexpr std::size_t kReadSize = 16 * 1024;
+
+// Why an exchange has no response.
+struct Failure {
+  TransportError kind;
+  std::string detail;
+};
+
+// A cancelled exchange is reported as a timeout: it ran out of the time the
+// run was willing to give it.
+Failure cancelled() { return {TransportError::timeout, kCancelled}; }
+
+http1::ReaderLimits limits_for(const ClientConfig& config) {
+  http1::ReaderLimits limits;
+  limits.header_bytes = config.header_limit;
+  limits.body_bytes = config.body_limit;
+  limits.interim_answers = kMaxInterim;
+  return limits;
+}
+
+// The bytes this client has always sent: no User-Agent or Apikey of its own
+// (unlike http1::serialize_request, the load path's); the caller's headers.
+std::string request_bytes(const HttpRequest& request, const BaseUrl& base) {
+  std::string out = request.method + ' ' + base.path_prefix + request.target + " HTTP/1.1\r\nHost: " +
+                    base.host_header() + "\r\n";
+  for (const auto& h : request.headers) out += h.name + ": " + h.value + "\r\n";
+  if (!request.body.empty() || request.method == "POST" || request.method == "PUT")
+    out += "Content-Length: " + std::to_string(request.body.size()) + "\r\n";
+  out += "\r\n";
+  out += request.body;
+  return out;
+}
+
+bool asks_upgrade(const HttpRequest& request) {
+  return std::any_of(request.headers.begin(), request.headers.end(),
+                     [](const Header& h) { return http1::iequals(h.name, "upgrade"); });
 }
 
 }  // namespace
@@ -67,30 +93,50 @@ std::string_view to_string(TransportError e) {
 
 std::string HttpResponse::header(std::string_view name) const {
   for (const auto& h : headers)
-    if (beast::iequals(h.name, name)) return h.value;
+    if (http1::iequals(h.name, name)) return h.value;
   return {};
 }
 
 struct HttpClient::Impl {
+  Impl(BaseUrl b, ClientConfig c)
+      : base(std::move(b)), config(c), reader(limits_for(config), http1::HeaderCapture::on) {}
+
   BaseUrl base;
   ClientConfig config;
   net::io_context ioc{1};
+  net::steady_timer timer{ioc};  // the exchange's deadline
   std::optional<tcp::resolver::results_type> endpoints;
-  std::optional<beast::tcp_stream> stream;
-  beast::flat_buffer buffer;
-  std::chrono::steady_clock::time_point last_used;
-  bool interrupted = false;  // config.cancel closed the stream during this send()
+  std::optional<tcp::socket> socket;
+  // Bytes read but not yet given to the reader: what follows one answer on
+  // the connection belongs to the next.
+  std::string in;
+  http1::ResponseReader reader;
+  Clock::time_point last_used;
+  bool interrupted = false;  // config.cancel closed the socket during this send()
+  bool timed_out = false;    // the deadline closed the socket during the last run()
 
   bool cancel_requested() const { return config.cancel && config.cancel->load(std::memory_order_relaxed); }
+  std::string timeout_text() const { return std::to_string(config.timeout.count()) + " ms"; }
 
-  // Starts one async operation and runs the io_context until it completes.
-  // With a cancellation flag it runs in slices of kCancelPoll and, once the
-  // flag is set, closes the stream: the operation then completes at once
-  // (with an error) and `interrupted` tells send() why.
+  // Starts one async operation (`start` gets a handler taking an error_code)
+  // and runs the io_context until it completes. The deadline closes the
+  // socket, which ends the operation at once; so does a cancel, looked at
+  // every kCancelPoll when there is a flag. `timed_out` and `interrupted`
+  // then say why.
   template <class Start>
-  error_code run(Start&& start) {
+  error_code run(Start&& start, Clock::time_point deadline) {
     error_code result;
-    start([&result](error_code ec, auto&&...) { result = ec; });
+    timed_out = false;
+    timer.expires_at(deadline);
+    timer.async_wait([this](error_code ec) {
+      if (ec) return;  // cancelled: the operation ended first
+      timed_out = true;
+      close_socket();
+    });
+    start([this, &result](error_code ec) {
+      result = ec;
+      timer.cancel();
+    });
     ioc.restart();
     if (!config.cancel) {
       ioc.run();
@@ -99,44 +145,153 @@ struct HttpClient::Impl {
     while (!ioc.stopped()) {
       if (!interrupted && cancel_requested()) {
         interrupted = true;
-        if (stream) stream->close();  // also cancels the deadline timer
+        close_socket();
+        timer.cancel();
       }
       ioc.run_for(kCancelPoll);
     }
     return result;
   }
 
+  void close_socket() {
+    error_code ignored;
+    if (socket) socket->close(ignored);
+  }
+
   void drop() {
-    if (stream) {
+    if (socket) {
       error_code ignored;
-      stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
-      stream->close();
+      socket->shutdown(tcp::socket::shutdown_both, ignored);
+      socket->close(ignored);
     }
-    stream.reset();
-    buffer.clear();
+    socket.reset();
+    in.clear();
   }
 
-  Exchange fail(Exchange ex, TransportError e, std::string detail,
-                std::chrono::steady_clock::time_point t0) {
-    drop();
-    ex.error = e;
-    ex.error_detail = std::move(detail);
-    ex.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(
-        std::chrono::steady_clock::now() - t0);
-    return ex;
-  }
-
-  // A cancelled exchange is reported as a timeout: it ran out of the time the
-  // run was willing to give it.
-  Exchange cancelled(Exchange ex, std::chrono::steady_clock::time_point t0) {
-    return fail(std::move(ex), TransportError::timeout, kCancelled, t0);
-  }
+  std::optional<Failure> resolve();
+  std::optional<Failure> connect(Clock::time_point t0, Clock::time_point deadline);
+  std::optional<Failure> write(const HttpRequest& request, Clock::time_point deadline);
+  std::optional<Failure> read_answer(const HttpRequest& request, Clock::time_point deadline);
+  std::optional<Failure> read_some(Clock::time_point deadline);
+  Failure answer_failure() const;
+  std::string after_interim() const;
 };
 
-HttpClient::HttpClient(BaseUrl base, ClientConfig config) : impl_(std::make_unique<Impl>()) {
-  impl_->base = std::move(base);
-  impl_->config = config;
+std::optional<Failure> HttpClient::Impl::resolve() {
+  if (endpoints) return std::nullopt;
+  tcp::resolver resolver(ioc);
+  error_code ec;
+  auto results = resolver.resolve(base.host, base.port, ec);
+  if (ec || results.empty())
+    return Failure{TransportError::resolve_failed, "cannot resolve " + base.host + ": " + ec.message()};
+  endpoints = std::move(results);
+  return std::nullopt;
 }
+
+std::optional<Failure> HttpClient::Impl::connect(Clock::time_point t0, Clock::time_point deadline) {
+  if (socket && t0 - last_used > kMaxIdleReuse) drop();
+  if (socket) return std::nullopt;
+  socket.emplace(ioc);
+  const error_code ec = run(
+      [&](auto done) {
+        net::async_connect(*socket, *endpoints,
+                           [done = std::move(done)](error_code e, const tcp::endpoint&) mutable { done(e); });
+      },
+      deadline);
+  if (interrupted) return cancelled();
+  if (timed_out)
+    return Failure{TransportError::timeout, "no connection to " + base.to_string() + " within " + timeout_text()};
+  if (ec) return Failure{TransportError::connect_failed, "cannot connect to " + base.to_string() + ": " + ec.message()};
+  error_code ignored;
+  socket->set_option(tcp::no_delay(true), ignored);
+  return std::nullopt;
+}
+
+std::optional<Failure> HttpClient::Impl::write(const HttpRequest& request, Clock::time_point deadline) {
+  const std::string bytes = request_bytes(request, base);
+  const error_code ec = run(
+      [&](auto done) {
+        net::async_write(*socket, net::buffer(bytes),
+                         [done = std::move(done)](error_code e, std::size_t) mutable { done(e); });
+      },
+      deadline);
+  if (interrupted) return cancelled();
+  if (timed_out) return Failure{TransportError::timeout, "could not send the request within " + timeout_text()};
+  if (ec) return Failure{TransportError::reset, "sending the request failed: " + ec.message()};
+  return std::nullopt;
+}
+
+// Interim 1xx answers the request did not ask for are skipped by the reader
+// (RFC 9110 §15.2); taking one as the answer would pin every later answer on
+// the wrong request of this connection. They share the exchange's deadline
+// and header budget, and their number is capped, so a target that sends
+// nothing but 100s ends in an error, not a hang.
+std::optional<Failure> HttpClient::Impl::read_answer(const HttpRequest& request, Clock::time_point deadline) {
+  reader.reset(true, {.head = request.method == "HEAD", .upgrade = asks_upgrade(request)});
+  for (;;) {
+    if (!in.empty()) in.erase(0, reader.feed(in));
+    if (reader.state() == http1::State::done) return std::nullopt;
+    if (reader.state() == http1::State::error) return answer_failure();
+    if (auto failed = read_some(deadline)) return failed;
+  }
+}
+
+// One read into `in`, which the reader has emptied (it wants more). At the
+// end of the stream the reader decides: a close-delimited body ends there.
+std::optional<Failure> HttpClient::Impl::read_some(Clock::time_point deadline) {
+  const auto too_late = [&] {
+    return Failure{TransportError::timeout, "no complete answer within " + timeout_text() + after_interim()};
+  };
+  if (Clock::now() >= deadline) return too_late();
+  in.resize(kReadSize);
+  std::size_t got = 0;
+  const error_code ec = run(
+      [&](auto done) {
+        socket->async_read_some(net::buffer(in), [&got, done = std::move(done)](error_code e, std::size_t n) mutable {
+          got = n;
+          done(e);
+        });
+      },
+      deadline);
+  in.resize(got);
+  if (interrupted) return cancelled();
+  if (timed_out) return too_late();
+  if (ec == net::error::eof) reader.eof();
+  else if (ec)
+    return Failure{TransportError::reset,
+                   "the connection closed before a complete answer (" + ec.message() + ")" + after_interim()};
+  return std::nullopt;
+}
+
+Failure HttpClient::Impl::answer_failure() const {
+  switch (reader.fault()) {
+    case http1::Fault::body_too_large:
+      return {TransportError::too_large, "the answer's body exceeds " + std::to_string(config.body_limit) +
+                                             " bytes (" + reader.error() + ")"};
+    case http1::Fault::head_too_large:
+      return {TransportError::too_large,
+              "the answer's head exceeds its caps (" + reader.error() + ")" + after_interim()};
+    case http1::Fault::too_many_interim:
+      return {TransportError::malformed,
+              "more than " + std::to_string(kMaxInterim) + " interim 1xx answers before the final one"};
+    case http1::Fault::unasked_upgrade:
+      return {TransportError::malformed, "101 Switching Protocols without an Upgrade request"};
+    case http1::Fault::closed:
+      return {TransportError::reset,
+              "the connection closed before a complete answer (" + reader.error() + ")" + after_interim()};
+    default:
+      return {TransportError::malformed, "the answer is not valid HTTP/1.1: " + reader.error() + after_interim()};
+  }
+}
+
+std::string HttpClient::Impl::after_interim() const {
+  const std::size_t n = reader.interim_answers();
+  if (n == 0) return {};
+  return " (after " + std::to_string(n) + (n == 1 ? " interim 1xx answer)" : " interim 1xx answers)");
+}
+
+HttpClient::HttpClient(BaseUrl base, ClientConfig config)
+    : impl_(std::make_unique<Impl>(std::move(base), config)) {}
 
 HttpClient::~HttpClient() { impl_->drop(); }
 
@@ -146,147 +301,29 @@ Exchange HttpClient::send(HttpRequest request) {
   auto& im = *impl_;
   Exchange ex;
   ex.request = std::move(request);
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = Clock::now();
   const auto deadline = t0 + im.config.timeout;
-  const std::string where = im.base.to_string();
-
-  // Cancelled before it began: no connection, no bytes.
   im.interrupted = false;
-  if (im.cancel_requested()) return im.cancelled(std::move(ex), t0);
 
-  if (!im.endpoints) {
-    tcp::resolver resolver(im.ioc);
-    error_code ec;
-    auto results = resolver.resolve(im.base.host, im.base.port, ec);
-    if (ec || results.empty())
-      return im.fail(std::move(ex), TransportError::resolve_failed,
-                     "cannot resolve " + im.base.host + ": " + ec.message(), t0);
-    im.endpoints = std::move(results);
+  std::optional<Failure> failed;
+  if (im.cancel_requested()) failed = cancelled();  // before it began: no connection, no bytes
+  if (!failed) failed = im.resolve();
+  if (!failed) failed = im.connect(t0, deadline);
+  if (!failed) failed = im.write(ex.request, deadline);
+  if (!failed) failed = im.read_answer(ex.request, deadline);
+
+  if (failed) {
+    im.drop();  // after an error the connection's state is unknown
+    ex.error = failed->kind;
+    ex.error_detail = std::move(failed->detail);
+  } else {
+    ex.response = HttpResponse{im.reader.status(), im.reader.headers(), im.reader.body()};
   }
-  if (im.stream && t0 - im.last_used > kMaxIdleReuse) im.drop();
-  if (!im.stream) {
-    im.stream.emplace(im.ioc);
-    im.stream->expires_at(deadline);
-    error_code ec = im.run([&](auto handler) { im.stream->async_connect(*im.endpoints, std::move(handler)); });
-    if (im.interrupted) return im.cancelled(std::move(ex), t0);
-    if (ec == beast::error::timeout)
-      return im.fail(std::move(ex), TransportError::timeout,
-                     "no connection to " + where + " within " +
-                         std::to_string(im.config.timeout.count()) + " ms", t0);
-    if (ec)
-      return im.fail(std::move(ex), TransportError::connect_failed,
-                     "cannot connect to " + where + ": " + ec.message(), t0);
-    error_code ignored;
-    im.stream->socket().set_option(tcp::no_delay(true), ignored);
+  ex.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0);
+  if (!failed) {
+    im.last_used = Clock::now();
+    if (!im.reader.keep_alive()) im.drop();  // closed by the answer, or a 101: no longer HTTP
   }
-
-  http::request<http::string_body> req;
-  req.method_string(ex.request.method);
-  req.target(im.base.path_prefix + ex.request.target);
-  req.version(11);
-  req.set(http::field::host, im.base.host_header());
-  for (const auto& h : ex.request.headers) req.insert(h.name, h.value);
-  req.body() = ex.request.body;
-  if (!ex.request.body.empty() || ex.request.method == "POST" || ex.request.method == "PUT")
-    req.content_length(ex.request.body.size());
-
-  im.stream->expires_at(deadline);
-  error_code ec = im.run([&](auto handler) { http::async_write(*im.stream, req, std::move(handler)); });
-  if (im.interrupted) return im.cancelled(std::move(ex), t0);
-  if (ec) {
-    auto kind = classify(ec);
-    return im.fail(std::move(ex), kind,
-                   kind == TransportError::timeout ? "could not send the request within " +
-                                                         std::to_string(im.config.timeout.count()) + " ms"
-                                                   : "sending the request failed: " + ec.message(),
-                   t0);
-  }
-
-  // Interim 1xx answers the request did not ask for are read and skipped
-  // (RFC 9110 §15.2); taking one as the answer would pin every later answer
-  // on the wrong request of this connection. They share the exchange's
-  // deadline and header budget, and their number is capped, so a target that
-  // sends nothing but 100s ends in an error, not a hang.
-  const bool asked_upgrade = std::any_of(ex.request.headers.begin(), ex.request.headers.end(),
-                                         [](const Header& h) { return beast::iequals(h.name, "upgrade"); });
-  std::size_t interim = 0;        // 1xx answers skipped so far
-  std::size_t interim_bytes = 0;  // their heads' bytes, counted against header_limit
-  const auto after_interim = [&] {
-    if (interim == 0) return std::string();
-    return " (after " + std::to_string(interim) + (interim == 1 ? " interim 1xx answer)" : " interim 1xx answers)");
-  };
-  std::optional<http::response_parser<http::string_body>> parser;
-  for (;;) {
-    parser.emplace();  // a 1xx head is a whole message: the next answer needs a fresh parser
-    parser->header_limit(static_cast<std::uint32_t>(im.config.header_limit - interim_bytes));
-    parser->body_limit(im.config.body_limit);
-    if (ex.request.method == "HEAD") parser->skip(true);
-    im.stream->expires_at(deadline);
-    std::size_t consumed = 0;
-    // The same buffer throughout: bytes read past a 1xx head belong to the next answer.
-    ec = im.run([&](auto handler) {
-      http::async_read(*im.stream, im.buffer, *parser,
-                       [h = std::move(handler), &consumed](error_code e, std::size_t n) mutable {
-                         consumed = n;
-                         h(e);
-                       });
-    });
-    if (im.interrupted) return im.cancelled(std::move(ex), t0);
-    if (ec) {
-      auto kind = classify(ec);
-      std::string detail;
-      switch (kind) {
-        case TransportError::timeout:
-          detail = "no complete answer within " + std::to_string(im.config.timeout.count()) + " ms";
-          break;
-        case TransportError::too_large:
-          detail = ec == http::error::body_limit
-                       ? "the answer's body exceeds " + std::to_string(im.config.body_limit) + " bytes"
-                       : "the answer's headers exceed " + std::to_string(im.config.header_limit) + " bytes";
-          break;
-        case TransportError::reset:
-          detail = "the connection closed before a complete answer (" + ec.message() + ")";
-          break;
-        default:
-          detail = "the answer is not valid HTTP/1.1: " + ec.message();
-      }
-      return im.fail(std::move(ex), kind, detail + after_interim(), t0);
-    }
-    const unsigned status = parser->get().result_int();
-    if (status < 100 || status > 199) break;
-    if (status == 101) {
-      if (asked_upgrade) break;  // the caller's business; the connection is no longer HTTP
-      return im.fail(std::move(ex), TransportError::malformed,
-                     "101 Switching Protocols without an Upgrade request", t0);
-    }
-    interim_bytes += consumed;
-    if (++interim > kMaxInterim)
-      return im.fail(std::move(ex), TransportError::malformed,
-                     "more than " + std::to_string(kMaxInterim) + " interim 1xx answers before the final one", t0);
-    if (interim_bytes >= im.config.header_limit)
-      return im.fail(std::move(ex), TransportError::too_large,
-                     "the answer's headers exceed " + std::to_string(im.config.header_limit) + " bytes" +
-                         after_interim(),
-                     t0);
-    // Buffered 1xx heads parse without touching the socket, so the timer
-    // alone would not stop them.
-    if (std::chrono::steady_clock::now() >= deadline)
-      return im.fail(std::move(ex), TransportError::timeout,
-                     "no complete answer within " + std::to_string(im.config.timeout.count()) + " ms" +
-                         after_interim(),
-                     t0);
-  }
-
-  auto& msg = parser->get();
-  HttpResponse res;
-  res.status = msg.result_int();
-  for (const auto& f : msg) res.headers.push_back({std::string(f.name_string()), std::string(f.value())});
-  res.body = std::move(msg.body());
-  const bool keep = msg.keep_alive() && res.status != 101;
-  ex.response = std::move(res);
-  ex.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
-  im.last_used = std::chrono::steady_clock::now();
-  if (!keep) im.drop();
   return ex;
 }
 

@@ -4,6 +4,8 @@
 #include <boost/json.hpp>
 #include <ctime>
 
+#include "core/result_keys.hpp"
+
 namespace crh::core {
 
 std::string iso8601(std::chrono::system_clock::time_point t) {
@@ -26,14 +28,17 @@ std::optional<std::chrono::system_clock::time_point> parse_iso8601(std::string_v
 boost::json::object result_envelope(std::string_view kind, std::chrono::system_clock::time_point started,
                                     double duration_ms, const BaseUrl& base, std::string_view channel,
                                     bool embedded) {
+  namespace k = keys;
   return boost::json::object{
-      {"schema", "crh.result"},
-      {"schema_version", kResultSchemaVersion},
-      {"kind", kind},
-      {"tool", boost::json::object{{"name", "crh"}, {"version", "0.1.0"}}},
-      {"started_at", iso8601(started)},
-      {"duration_ms", duration_ms},
-      {"target", boost::json::object{{"base_url", base.to_string()}, {"channel", channel}, {"embedded", embedded}}},
+      {k::envelope::schema, k::schema_name},
+      {k::envelope::schema_version, kResultSchemaVersion},
+      {k::envelope::kind, kind},
+      {k::envelope::tool, boost::json::object{{k::tool::name, "crh"}, {k::tool::version, "0.1.0"}}},
+      {k::envelope::started_at, iso8601(started)},
+      {k::envelope::duration_ms, duration_ms},
+      {k::envelope::target, boost::json::object{{k::target::base_url, base.to_string()},
+                                                {k::target::channel, channel},
+                                                {k::target::embedded, embedded}}},
   };
 }
 

@@ -40,12 +40,32 @@ struct CallHook {
   std::string path_for(std::string_view channel, std::string_view alias) const;
 };
 
+// Where the target puts ids, lists and fields the spec does not name. Ids
+// may be strings or numbers; a list may also be a bare array or the only
+// array field of the answer.
+struct FieldNames {
+  std::vector<std::string> agent_id{"id", "agent_id", "agentId", "ID"};
+  std::vector<std::string> alias_id{"id", "alias_id", "aliasId", "ID"};
+  std::string agents_list = "agents";
+  std::string aliases_list = "aliases";
+  std::string agent_state = "state";        // compared before and after snooze/wake
+  std::string alias_tag = "tag";            // null or absent: untagged
+  std::string database_value = "value";     // where the database GET puts the value
+};
+
+// How the target speaks where the spec is silent (DESIGN.md §3): read once
+// from the profile, owned here, used by every part that talks to it.
+struct Dialect {
+  ParamEncoding encoding = ParamEncoding::form;  // database value, tag parameters, caller
+  CallHook call_hook;                            // enabled=false: the target has none
+  FieldNames fields;
+};
+
 struct Target {
   BaseUrl base;
   std::string api_key;  // never printed: evidence shows $CRH_API_KEY
   std::string channel = "1";
-  ParamEncoding encoding = ParamEncoding::form;
-  CallHook call_hook;
+  Dialect dialect;
   std::chrono::milliseconds minute{60'000};  // one tag minute on the target
 };
 

@@ -40,89 +40,113 @@ std::pair<std::int64_t, std::int64_t> certain_window(const Round& round) {
   return {round.tag.complete_ns, end};
 }
 
+// One round under judgement: the window in which its tag certainly held, and
+// what it has proved broken so far.
+struct Checker::Judged {
+  const Round& round;
+  std::int64_t begin, end;
+  std::vector<Violation> found;
+
+  bool inside(const Op& op) const { return op.invoke_ns >= begin && op.complete_ns <= end; }
+  void violation(ViolationKind kind, std::string why, std::vector<Op> proof) {
+    found.push_back({kind, round.id, round.tag.alias, std::move(why), by_invoke(std::move(proof))});
+  }
+};
+
 std::vector<Violation> Checker::add(const Round& round) {
   ++rounds_;
-  std::vector<Violation> found;
-  if (round.tag.outcome != Outcome::ok) return found;
+  if (round.tag.outcome != Outcome::ok) return {};
   const auto [begin, end] = certain_window(round);
-  auto inside = [&](const Op& op) { return op.invoke_ns >= begin && op.complete_ns <= end; };
-  auto violation = [&](ViolationKind kind, std::string why, std::vector<Op> proof) {
-    found.push_back({kind, round.id, round.tag.alias, std::move(why), by_invoke(std::move(proof))});
-  };
+  Judged j{round, begin, end, {}};
+  check_winners(j);
+  check_refusals(j);
+  check_tagged_twice(j);
+  return std::move(j.found);
+}
 
+// At most one caller connects per epoch, and none after another was bound.
+void Checker::check_winners(Judged& j) {
+  const Round& round = j.round;
   // Winners: the earliest certain connection of each caller.
   std::vector<const Op*> first_ok;
   for (const auto& c : round.calls) {
-    if (!inside(c) || c.outcome != Outcome::ok) continue;
+    if (!j.inside(c) || c.outcome != Outcome::ok) continue;
     auto same = std::find_if(first_ok.begin(), first_ok.end(), [&](const Op* o) { return o->caller == c.caller; });
     if (same == first_ok.end()) first_ok.push_back(&c);
     else if (c.complete_ns < (*same)->complete_ns) *same = &c;
   }
   std::sort(first_ok.begin(), first_ok.end(),
             [](const Op* a, const Op* b) { return a->complete_ns < b->complete_ns; });
-  if (first_ok.size() >= 2) {
-    const Op& a = *first_ok[0];
-    for (std::size_t i = 1; i < first_ok.size(); ++i) {
-      const Op& b = *first_ok[i];
-      if (b.invoke_ns > a.complete_ns)
-        violation(ViolationKind::connected_after_bound,
+  if (first_ok.size() < 2) return;
+  const Op& a = *first_ok[0];
+  for (std::size_t i = 1; i < first_ok.size(); ++i) {
+    const Op& b = *first_ok[i];
+    if (b.invoke_ns > a.complete_ns)
+      j.violation(ViolationKind::connected_after_bound,
                   "alias " + round.tag.alias + ": " + b.caller + " connected although " + a.caller +
                       " had connected before it called (" + describe(a) + "; " + describe(b) + ")",
                   {a, b});
-      else
-        violation(ViolationKind::two_winners,
+    else
+      j.violation(ViolationKind::two_winners,
                   "alias " + round.tag.alias + ": " + a.caller + " and " + b.caller +
                       " both connected in one tag epoch; only the first caller may be bound (" + describe(a) +
                       "; " + describe(b) + ")",
                   {a, b});
-    }
   }
+}
 
+// A refusal is right only for a caller other than the bound one, once some
+// caller may have been bound.
+void Checker::check_refusals(Judged& j) {
+  const Round& round = j.round;
   for (const auto& r : round.calls) {
-    if (!inside(r) || !is_refusal(r)) continue;
+    if (!j.inside(r) || !is_refusal(r)) continue;
     // The bound caller refused: it had connected before this call started.
     auto bound = std::find_if(round.calls.begin(), round.calls.end(), [&](const Op& o) {
-      return inside(o) && o.outcome == Outcome::ok && o.caller == r.caller && o.complete_ns < r.invoke_ns;
+      return j.inside(o) && o.outcome == Outcome::ok && o.caller == r.caller && o.complete_ns < r.invoke_ns;
     });
     if (bound != round.calls.end()) {
-      violation(ViolationKind::bound_caller_rejected,
-                "alias " + round.tag.alias + ": " + r.caller + " was bound (" + describe(*bound) +
-                    ") and then refused (" + describe(r) + ")",
-                {*bound, r});
+      j.violation(ViolationKind::bound_caller_rejected,
+                  "alias " + round.tag.alias + ": " + r.caller + " was bound (" + describe(*bound) +
+                      ") and then refused (" + describe(r) + ")",
+                  {*bound, r});
       continue;
     }
     // Refused while free: no other caller's call that may have bound (ok or
     // unknown, inside the epoch or overlapping it) started before the refusal ended.
     bool someone_may_be_bound = std::any_of(round.calls.begin(), round.calls.end(), [&](const Op& o) {
       return &o != &r && o.caller != r.caller && o.outcome != Outcome::fail && o.invoke_ns < r.complete_ns &&
-             o.complete_ns >= begin;
+             o.complete_ns >= j.begin;
     });
     if (!someone_may_be_bound)
-      violation(ViolationKind::rejected_while_free,
-                "alias " + round.tag.alias + ": " + r.caller +
-                    " was refused although no other caller could have been bound yet (" + describe(r) + ")",
-                {round.tag, r});
+      j.violation(ViolationKind::rejected_while_free,
+                  "alias " + round.tag.alias + ": " + r.caller +
+                      " was refused although no other caller could have been bound yet (" + describe(r) + ")",
+                  {round.tag, r});
   }
+}
 
-  // The same alias given to two tags at once.
+// The same alias given to two tags at once; the round's epoch is kept for
+// the rounds after it.
+void Checker::check_tagged_twice(Judged& j) {
+  const Round& round = j.round;
   auto& kept = epochs_[round.tag.alias];
   for (const auto& e : kept) {
     // Both tags certainly held the alias at some common instant.
-    if (std::max(e.certain_begin, begin) >= std::min(e.certain_end, end)) continue;
+    if (std::max(e.certain_begin, j.begin) >= std::min(e.certain_end, j.end)) continue;
     const bool kept_first = e.tag.complete_ns <= round.tag.complete_ns;
     const std::uint64_t first = kept_first ? e.round : round.id, second = kept_first ? round.id : e.round;
     std::vector<Op> proof = {e.tag, round.tag};
     if (e.untag) proof.push_back(*e.untag);
     if (round.untag) proof.push_back(*round.untag);
-    violation(ViolationKind::alias_tagged_twice,
-              "alias " + round.tag.alias + " was returned by the tag of round " + std::to_string(second) +
-                  " while the tag of round " + std::to_string(first) +
-                  " still held it (both answered before either was deleted or expired)",
-              std::move(proof));
+    j.violation(ViolationKind::alias_tagged_twice,
+                "alias " + round.tag.alias + " was returned by the tag of round " + std::to_string(second) +
+                    " while the tag of round " + std::to_string(first) +
+                    " still held it (both answered before either was deleted or expired)",
+                std::move(proof));
   }
-  kept.push_back({round.id, round.tag, round.untag, begin, end});
+  kept.push_back({round.id, round.tag, round.untag, j.begin, j.end});
   if (kept.size() > epochs_per_alias_) kept.pop_front();
-  return found;
 }
 
 }  // namespace crh::loadgen

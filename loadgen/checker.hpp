@@ -61,6 +61,10 @@ class Checker {
     std::optional<Op> untag;
     std::int64_t certain_begin, certain_end;  // when the tag certainly held
   };
+  struct Judged;
+  static void check_winners(Judged& j);
+  static void check_refusals(Judged& j);
+  void check_tagged_twice(Judged& j);  // and keeps the round's epoch
   std::size_t epochs_per_alias_;
   std::unordered_map<std::string, std::deque<Epoch>> epochs_;
   std::uint64_t rounds_ = 0;

@@ -20,8 +20,11 @@ namespace crh::loadgen {
 enum class Scenario { race, mixed, get };
 std::string_view to_string(Scenario s);
 
-// The database key the mixed scenario reads and writes (restored afterwards).
+// The database key the mixed scenario reads and writes (restored afterwards),
+// the value it writes, and the tag name of every alias a load tags.
 inline constexpr std::string_view kLoadDatabaseKey = "crh-probe-load";
+inline constexpr std::string_view kLoadDatabaseValue = "crh load";
+inline constexpr std::string_view kLoadTagName = "crh-load";
 
 struct MixEntry {
   OpKind op;
@@ -57,6 +60,7 @@ struct LoadResult {
   std::uint64_t violation_count = 0;
   std::vector<Violation> violations;  // the first max_violations_kept
   std::uint64_t history_ops = 0;      // operations written to --history
+  int connections = 0;                // connections it ran (race: rounds in flight), defaults resolved
   double wall_s = 0;                  // measured time actually elapsed
   double intended_rate = 0;           // open loop: the asked rate; else 0
   double achieved_rate = 0;           // requests completed per second while measuring

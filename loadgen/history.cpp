@@ -85,7 +85,7 @@ HistoryWriter::~HistoryWriter() {
 
 void HistoryWriter::open(const std::string& path) {
   file_ = std::fopen(path.c_str(), "w");
-  if (!file_) throw std::runtime_error("cannot write the history to " + path + ": " + std::strerror(errno));
+  if (!file_) throw HistoryError("cannot write the history to " + path + ": " + std::strerror(errno));
   path_ = path;
 }
 
@@ -110,7 +110,7 @@ void HistoryWriter::close() {
   buffer_.clear();
   failed_ |= std::fclose(file_) != 0;
   file_ = nullptr;
-  if (failed_) throw std::runtime_error("the history file " + path_ + " is incomplete: a write failed");
+  if (failed_) throw HistoryError("the history file " + path_ + " is incomplete: a write failed");
 }
 
 }  // namespace crh::loadgen

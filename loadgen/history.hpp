@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,12 @@ struct Op {
 // One JSON object, no newline.
 std::string to_json_line(const Op& op);
 
+// The history file cannot be opened or written: a configuration error of the
+// run (crh exits 2), not a fault of the target.
+struct HistoryError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // Appends operations to a file as JSON lines, from any thread. Buffered:
 // memory stays bounded however long the run.
 class HistoryWriter {
@@ -52,11 +59,11 @@ class HistoryWriter {
   HistoryWriter(const HistoryWriter&) = delete;
   HistoryWriter& operator=(const HistoryWriter&) = delete;
 
-  // Throws std::runtime_error saying why the file cannot be written.
+  // Throws HistoryError saying why the file cannot be written.
   void open(const std::string& path);
   bool is_open() const { return file_ != nullptr; }
   void write(std::span<const Op> ops);
-  // Flushes and closes; throws when the data did not all reach the file.
+  // Flushes and closes; throws HistoryError when the data did not all reach the file.
   void close();
   std::uint64_t written() const { return written_; }
 

@@ -8,9 +8,11 @@
 
 #include "core/json_read.hpp"
 #include "core/result_envelope.hpp"
+#include "core/result_keys.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
+namespace k = core::keys;
 using core::array_at;
 using core::bool_at;
 using core::count_at;
@@ -30,36 +32,38 @@ Enum enum_named(std::string_view name, std::string_view where) {
 
 core::Histogram histogram_at(const json::object& o, std::string_view where) {
   try {
-    return core::Histogram::from_json(core::field_at(o, "histogram", where));
+    return core::Histogram::from_json(core::field_at(o, k::latency::histogram, where));
   } catch (const std::exception& e) {
-    throw std::runtime_error(std::string(where) + ".histogram: " + e.what());
+    throw std::runtime_error(std::string(where) + "." + std::string(k::latency::histogram) + ": " + e.what());
   }
 }
 
 Op op_from_json(const json::object& o, const std::string& where) {
+  namespace p = k::proof;
   Op op;
-  op.round = count_at(o, "round", where);
-  auto kind = op_kind_by_name(string_at(o, "op", where));
+  op.round = count_at(o, p::round, where);
+  auto kind = op_kind_by_name(string_at(o, p::op, where));
   if (!kind) throw std::runtime_error(where + ".op: unknown operation");
   op.kind = *kind;
-  op.alias = string_at(o, "alias", where);
-  if (o.contains("caller")) op.caller = string_at(o, "caller", where);
-  op.invoke_ns = integer_at(o, "invoke_ns", where);
-  op.complete_ns = integer_at(o, "complete_ns", where);
-  op.outcome = enum_named<Outcome, kOutcomes>(string_at(o, "outcome", where), where + ".outcome");
-  op.status = static_cast<unsigned>(count_at(o, "status", where));
-  if (o.contains("error")) op.error = string_at(o, "error", where);
+  op.alias = string_at(o, p::alias, where);
+  if (o.contains(p::caller)) op.caller = string_at(o, p::caller, where);
+  op.invoke_ns = integer_at(o, p::invoke_ns, where);
+  op.complete_ns = integer_at(o, p::complete_ns, where);
+  op.outcome = enum_named<Outcome, kOutcomes>(string_at(o, p::outcome, where), where + ".outcome");
+  op.status = static_cast<unsigned>(count_at(o, p::status, where));
+  if (o.contains(p::error)) op.error = string_at(o, p::error, where);
   return op;
 }
 
 OpStats op_stats_from_json(const json::object& o, const std::string& where) {
+  namespace p = k::operation;
   OpStats s;
-  for (const auto& [name, v] : object_at(o, "by_outcome", where)) {
+  for (const auto& [name, v] : object_at(o, p::by_outcome, where)) {
     const auto outcome = enum_named<Outcome, kOutcomes>(name, where + ".by_outcome");
     s.latency[static_cast<std::size_t>(outcome)] = histogram_at(core::as_object(v, where + ".by_outcome"), where + ".by_outcome." + std::string(name));
   }
-  s.uncorrected = histogram_at(object_at(o, "latency_uncorrected", where), where + ".latency_uncorrected");
-  for (const auto& [code, v] : object_at(o, "statuses", where)) {
+  s.uncorrected = histogram_at(object_at(o, p::latency_uncorrected, where), where + ".latency_uncorrected");
+  for (const auto& [code, v] : object_at(o, p::statuses, where)) {
     std::size_t used = 0;
     const std::string text(code);
     const unsigned long n = std::stoul(text, &used);
@@ -67,144 +71,177 @@ OpStats op_stats_from_json(const json::object& o, const std::string& where) {
       throw std::runtime_error(where + ".statuses: bad entry \"" + text + "\"");
     s.statuses[n] = v.to_number<std::uint64_t>();
   }
-  for (const auto& [name, v] : object_at(o, "failures", where)) {
+  for (const auto& [name, v] : object_at(o, p::failures, where)) {
     const auto f = enum_named<Failure, kFailures>(name, where + ".failures");
     s.failures[static_cast<std::size_t>(f)] = v.to_number<std::uint64_t>();
   }
-  s.errors = count_at(o, "errors", where);
-  s.refusals = count_at(o, "refusals", where);
-  s.throttled = count_at(o, "throttled", where);
+  s.errors = count_at(o, p::errors, where);
+  s.refusals = count_at(o, p::refusals, where);
+  s.throttled = count_at(o, p::throttled, where);
   return s;
 }
 
-}  // namespace
+// ---- read_load_document, by part of the document
 
-LoadRun read_load_document(const json::object& doc) {
-  if (doc.if_contains("kind") == nullptr || doc.at("kind") != "load")
-    throw std::runtime_error("not a load result document (kind is not \"load\")");
-  LoadRun run;
-  auto& c = run.config;
-  auto& r = run.result;
-
-  const auto& target = object_at(doc, "target", "");
+void read_envelope(const json::object& doc, LoadRun& run) {
+  const auto& target = object_at(doc, k::envelope::target, "");
   std::string why;
-  auto base = core::parse_base_url(string_at(target, "base_url", "target"), why);
+  auto base = core::parse_base_url(string_at(target, k::target::base_url, k::envelope::target), why);
   if (!base) throw std::runtime_error("target.base_url: " + why);
-  c.target.base = *base;
-  c.target.channel = string_at(target, "channel", "target");
-  run.info.embedded = bool_at(target, "embedded", "target");
-  auto started = core::parse_iso8601(string_at(doc, "started_at", ""));
+  run.config.target.base = *base;
+  run.config.target.channel = string_at(target, k::target::channel, k::envelope::target);
+  run.info.embedded = bool_at(target, k::target::embedded, k::envelope::target);
+  auto started = core::parse_iso8601(string_at(doc, k::envelope::started_at, ""));
   if (!started) throw std::runtime_error("started_at: not an ISO 8601 UTC time");
   run.info.started = *started;
+}
 
-  const auto& config = object_at(doc, "config", "");
-  const std::string scenario = string_at(config, "scenario", "config");
+void read_config(const json::object& doc, LoadConfig& c) {
+  namespace o = k::load_config;
+  const auto& config = object_at(doc, k::envelope::config, "");
+  const std::string scenario = string_at(config, o::scenario, k::envelope::config);
   c.scenario = scenario == "race" ? Scenario::race : scenario == "mixed" ? Scenario::mixed : Scenario::get;
   if (to_string(c.scenario) != scenario) throw std::runtime_error("config.scenario: unknown \"" + scenario + "\"");
-  c.connections = static_cast<int>(integer_at(config, "connections", "config"));
-  c.rate = number_at(config, "rate", "config");
-  c.threads = static_cast<int>(integer_at(config, "threads", "config"));
+  c.connections = static_cast<int>(integer_at(config, o::connections, k::envelope::config));
+  c.rate = number_at(config, o::rate, k::envelope::config);
+  c.threads = static_cast<int>(integer_at(config, o::threads, k::envelope::config));
   auto ms = [](double s) { return std::chrono::milliseconds(std::llround(s * 1000)); };
-  c.duration = ms(number_at(config, "duration_s", "config"));
-  c.warmup = ms(number_at(config, "warmup_s", "config"));
-  c.callers = static_cast<int>(integer_at(config, "callers", "config"));
-  c.tag_minutes = static_cast<int>(integer_at(config, "tag_minutes", "config"));
-  c.target.minute = std::chrono::milliseconds(integer_at(config, "minute_ms", "config"));
-  c.path = string_at(config, "path", "config");
-  for (const auto& m : array_at(config, "mix", "config")) {
+  c.duration = ms(number_at(config, o::duration_s, k::envelope::config));
+  c.warmup = ms(number_at(config, o::warmup_s, k::envelope::config));
+  c.callers = static_cast<int>(integer_at(config, o::callers, k::envelope::config));
+  c.tag_minutes = static_cast<int>(integer_at(config, o::tag_minutes, k::envelope::config));
+  c.target.minute = std::chrono::milliseconds(integer_at(config, o::minute_ms, k::envelope::config));
+  c.path = string_at(config, o::path, k::envelope::config);
+  for (const auto& m : array_at(config, o::mix, k::envelope::config)) {
     const auto& entry = core::as_object(m, "config.mix[]");
-    auto op = op_kind_by_name(string_at(entry, "op", "config.mix[]"));
+    auto op = op_kind_by_name(string_at(entry, k::mix::op, "config.mix[]"));
     if (!op) throw std::runtime_error("config.mix[].op: unknown operation");
-    c.mix.push_back({*op, number_at(entry, "weight", "config.mix[]")});
+    c.mix.push_back({*op, number_at(entry, k::mix::weight, "config.mix[]")});
   }
-  c.seed = count_at(config, "seed", "config");
-  c.timeout = std::chrono::milliseconds(integer_at(config, "timeout_ms", "config"));
-  const std::string encoding = string_at(config, "encoding", "config");
-  c.target.encoding = encoding == "json" ? core::ParamEncoding::json
+  c.seed = count_at(config, o::seed, k::envelope::config);
+  c.timeout = std::chrono::milliseconds(integer_at(config, o::timeout_ms, k::envelope::config));
+  const std::string encoding = string_at(config, o::encoding, k::envelope::config);
+  c.target.dialect.encoding = encoding == "json" ? core::ParamEncoding::json
                       : encoding == "query" ? core::ParamEncoding::query
                                             : core::ParamEncoding::form;
-  if (core::to_string(c.target.encoding) != encoding) throw std::runtime_error("config.encoding: unknown \"" + encoding + "\"");
+  if (core::to_string(c.target.dialect.encoding) != encoding) throw std::runtime_error("config.encoding: unknown \"" + encoding + "\"");
+}
 
-  const auto& verdict = object_at(doc, "verdict", "");
-  for (const auto& why_invalid : array_at(verdict, "invalid_reasons", "verdict"))
+void read_verdict_and_totals(const json::object& doc, LoadRun& run) {
+  auto& r = run.result;
+  const auto& verdict = object_at(doc, k::envelope::verdict, "");
+  for (const auto& why_invalid : array_at(verdict, k::verdict::invalid_reasons, k::envelope::verdict))
     r.invalid.emplace_back(why_invalid.is_string() ? why_invalid.get_string() : "");
-  r.interrupted = bool_at(verdict, "interrupted", "verdict");
+  r.interrupted = bool_at(verdict, k::verdict::interrupted, k::envelope::verdict);
 
-  const auto& totals = object_at(doc, "totals", "");
-  r.wall_s = number_at(totals, "measured_s", "totals");
-  r.intended_rate = number_at(totals, "intended_rate", "totals");
-  r.achieved_rate = number_at(totals, "achieved_rate", "totals");
-  r.generator_cpu = number_at(totals, "generator_cpu", "totals");
-  r.stats.late = count_at(totals, "late", "totals");
-  r.stats.lag = histogram_at(object_at(totals, "lag", "totals"), "totals.lag");
+  namespace t = k::totals;
+  const auto& totals = object_at(doc, k::load::totals, "");
+  r.wall_s = number_at(totals, t::measured_s, k::load::totals);
+  r.intended_rate = number_at(totals, t::intended_rate, k::load::totals);
+  r.achieved_rate = number_at(totals, t::achieved_rate, k::load::totals);
+  r.generator_cpu = number_at(totals, t::generator_cpu, k::load::totals);
+  r.stats.late = count_at(totals, t::late, k::load::totals);
+  r.stats.lag = histogram_at(object_at(totals, t::lag, k::load::totals), "totals.lag");
+  if (totals.contains(t::connections))  // absent in older documents, and when not known
+    run.info.connections = static_cast<int>(integer_at(totals, t::connections, k::load::totals));
+}
 
-  for (const auto& [name, v] : object_at(doc, "operations", "")) {
+void read_operations(const json::object& doc, LoadResult& r) {
+  for (const auto& [name, v] : object_at(doc, k::load::operations, "")) {
     auto kind = op_kind_by_name(name);
     if (!kind) throw std::runtime_error("operations: unknown operation \"" + std::string(name) + "\"");
     const std::string where = "operations." + std::string(name);
     r.stats.ops[static_cast<std::size_t>(*kind)] = op_stats_from_json(core::as_object(v, where), where);
   }
+}
 
+void read_series(const json::object& doc, LoadResult& r) {
   // Each point spans series_step_s seconds (absent in documents of older
   // versions: one); `t` is the second it starts at.
-  if (doc.if_contains("series_step_s")) {
-    const auto n = count_at(doc, "series_step_s", "");
+  if (doc.if_contains(k::load::series_step_s)) {
+    const auto n = count_at(doc, k::load::series_step_s, "");
     if (n == 0 || n > (1u << 20) || (n & (n - 1)) != 0) throw std::runtime_error("series_step_s: not a power of two");
     r.stats.series_step_s = static_cast<std::uint32_t>(n);
   }
-  for (const auto& v : array_at(doc, "series", "")) {
+  for (const auto& v : array_at(doc, k::load::series, "")) {
     const auto& s = core::as_object(v, "series[]");
-    const auto start = count_at(s, "t", "series[]");
+    const auto start = count_at(s, k::series::t, "series[]");
     if (start % r.stats.series_step_s != 0) throw std::runtime_error("series[].t: not a multiple of series_step_s");
     const auto t = start / r.stats.series_step_s;
     if (t > 10'000'000) throw std::runtime_error("series[].t: out of range");
     if (r.stats.seconds.size() <= t) r.stats.seconds.resize(t + 1);
     auto& second = r.stats.seconds[t];
-    second.requests = count_at(s, "requests", "series[]");
-    second.errors = count_at(s, "errors", "series[]");
+    second.requests = count_at(s, k::series::requests, "series[]");
+    second.errors = count_at(s, k::series::errors, "series[]");
     second.latency = histogram_at(s, "series[" + std::to_string(t) + "]");
   }
+}
 
-  if (const auto* race_value = doc.if_contains("race")) {
-    const auto& race = core::as_object(*race_value, "race");
-    r.stats.race.rounds = count_at(race, "rounds", "race");
-    r.stats.race.rounds_without_winner = count_at(race, "rounds_without_winner", "race");
-    for (const auto& [n, v] : object_at(race, "winners", "race")) {
-      const auto i = std::stoul(std::string(n));
-      if (i > 100'000) throw std::runtime_error("race.winners: out of range");
-      if (r.stats.race.winners.size() <= i) r.stats.race.winners.resize(i + 1);
-      r.stats.race.winners[i] = v.to_number<std::uint64_t>();
-    }
-    c.callers = static_cast<int>(integer_at(race, "callers", "race"));
-    r.stats.race.skew = histogram_at(object_at(race, "skew", "race"), "race.skew");
-    r.stats.race.tag_busy = count_at(race, "tag_busy", "race");
-    r.violation_count = count_at(race, "violation_count", "race");
-    for (const auto& v : array_at(race, "violations", "race")) {
-      const auto& o = core::as_object(v, "race.violations[]");
-      Violation violation{enum_named<ViolationKind, 5>(string_at(o, "kind", "race.violations[]"), "race.violations[].kind"),
-                          count_at(o, "round", "race.violations[]"), string_at(o, "alias", "race.violations[]"),
-                          string_at(o, "explanation", "race.violations[]"), {}};
-      for (const auto& p : array_at(o, "proof", "race.violations[]"))
-        violation.proof.push_back(op_from_json(core::as_object(p, "race.violations[].proof[]"), "race.violations[].proof[]"));
-      r.violations.push_back(std::move(violation));
-    }
+Violation violation_from_json(const json::object& o) {
+  namespace x = k::violation;
+  const std::string where = "race.violations[]";
+  Violation violation{enum_named<ViolationKind, 5>(string_at(o, x::kind, where), where + ".kind"),
+                      count_at(o, x::round, where), string_at(o, x::alias, where), string_at(o, x::explanation, where),
+                      {}};
+  for (const auto& p : array_at(o, x::proof, where))
+    violation.proof.push_back(op_from_json(core::as_object(p, where + ".proof[]"), where + ".proof[]"));
+  return violation;
+}
+
+void read_race(const json::object& doc, LoadRun& run) {
+  const auto* race_value = doc.if_contains(k::load::race);
+  if (!race_value) return;
+  namespace rc = k::race;
+  auto& r = run.result;
+  const auto& race = core::as_object(*race_value, k::load::race);
+  r.stats.race.rounds = count_at(race, rc::rounds, k::load::race);
+  r.stats.race.rounds_without_winner = count_at(race, rc::rounds_without_winner, k::load::race);
+  for (const auto& [n, v] : object_at(race, rc::winners, k::load::race)) {
+    const auto i = std::stoul(std::string(n));
+    if (i > 100'000) throw std::runtime_error("race.winners: out of range");
+    if (r.stats.race.winners.size() <= i) r.stats.race.winners.resize(i + 1);
+    r.stats.race.winners[i] = v.to_number<std::uint64_t>();
   }
+  run.config.callers = static_cast<int>(integer_at(race, rc::callers, k::load::race));
+  r.stats.race.skew = histogram_at(object_at(race, rc::skew, k::load::race), "race.skew");
+  r.stats.race.tag_busy = count_at(race, rc::tag_busy, k::load::race);
+  r.violation_count = count_at(race, rc::violation_count, k::load::race);
+  for (const auto& v : array_at(race, rc::violations, k::load::race))
+    r.violations.push_back(violation_from_json(core::as_object(v, "race.violations[]")));
+}
 
-  for (const auto& v : array_at(doc, "thresholds", "")) {
+void read_thresholds_and_history(const json::object& doc, LoadRun& run) {
+  for (const auto& v : array_at(doc, k::load::thresholds, "")) {
     try {
       const auto& o = core::as_object(v, "thresholds[]");
-      run.thresholds.push_back(parse_threshold(string_at(o, "expression", "thresholds[]")));
-      const auto* implicit = o.if_contains("default");  // absent in documents of older versions
+      run.thresholds.push_back(parse_threshold(string_at(o, k::threshold::expression, "thresholds[]")));
+      const auto* implicit = o.if_contains(k::threshold::implicit);  // absent in documents of older versions
       run.thresholds.back().implicit = implicit && implicit->is_bool() && implicit->get_bool();
     } catch (const std::invalid_argument& e) {
       throw std::runtime_error(std::string("thresholds[]: ") + e.what());
     }
   }
-  const auto& history = object_at(doc, "history", "");
-  c.history_file = string_at(history, "file", "history");
-  r.history_ops = count_at(history, "operations", "history");
-  for (const auto& p : array_at(doc, "restore_problems", ""))
+  const auto& history = object_at(doc, k::load::history, "");
+  run.config.history_file = string_at(history, k::history::file, k::load::history);
+  run.result.history_ops = count_at(history, k::history::operations, k::load::history);
+  for (const auto& p : array_at(doc, k::load::restore_problems, ""))
     run.info.restore_problems.emplace_back(p.is_string() ? p.get_string() : "");
+}
+
+}  // namespace
+
+LoadRun read_load_document(const json::object& doc) {
+  const auto* kind = doc.if_contains(k::envelope::kind);
+  if (!kind || !kind->is_string() || kind->get_string() != k::kind_load)
+    throw std::runtime_error("not a load result document (kind is not \"load\")");
+  LoadRun run;
+  read_envelope(doc, run);
+  read_config(doc, run.config);
+  read_verdict_and_totals(doc, run);
+  read_operations(doc, run.result);
+  read_series(doc, run.result);
+  read_race(doc, run);
+  read_thresholds_and_history(doc, run);
   return run;
 }
 
@@ -240,6 +277,8 @@ LoadRun merge_load_runs(LoadRun a, const LoadRun& b) {
       a.thresholds.push_back(t);
   a.info.started = std::min(a.info.started, b.info.started);
   a.info.embedded = a.info.embedded && b.info.embedded;
+  // The shards ran side by side: their connections add, when both are known.
+  a.info.connections = a.info.connections > 0 && b.info.connections > 0 ? a.info.connections + b.info.connections : 0;
   a.info.restore_problems.insert(a.info.restore_problems.end(), b.info.restore_problems.begin(),
                                  b.info.restore_problems.end());
   return a;

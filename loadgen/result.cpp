@@ -9,9 +9,11 @@
 
 #include "core/output_file.hpp"
 #include "core/result_envelope.hpp"
+#include "core/result_keys.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
+namespace k = core::keys;
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -44,17 +46,19 @@ double latency_stat(const core::Histogram& h, const std::string& stat) {
 }
 
 json::object latency_json(const core::Histogram& h) {
-  return json::object{{"count", h.count()},
-                      {"p50_ns", h.quantile(0.5)},
-                      {"p90_ns", h.quantile(0.9)},
-                      {"p99_ns", h.quantile(0.99)},
-                      {"p999_ns", h.quantile(0.999)},
-                      {"max_ns", h.max()},
-                      {"mean_ns", h.mean()},
-                      {"histogram", h.to_json()}};
+  namespace l = k::latency;
+  return json::object{{l::count, h.count()},
+                      {l::p50_ns, h.quantile(0.5)},
+                      {l::p90_ns, h.quantile(0.9)},
+                      {l::p99_ns, h.quantile(0.99)},
+                      {l::p999_ns, h.quantile(0.999)},
+                      {l::max_ns, h.max()},
+                      {l::mean_ns, h.mean()},
+                      {l::histogram, h.to_json()}};
 }
 
 json::object op_json(const OpStats& s, double wall_s) {
+  namespace o = k::operation;
   json::object by_outcome;
   for (std::size_t i = 0; i < kOutcomes; ++i)
     if (s.latency[i].count()) by_outcome[to_string(static_cast<Outcome>(i))] = latency_json(s.latency[i]);
@@ -64,16 +68,16 @@ json::object op_json(const OpStats& s, double wall_s) {
   for (std::size_t i = 0; i < kFailures; ++i)
     if (s.failures[i]) failures[to_string(static_cast<Failure>(i))] = s.failures[i];
   const auto n = s.count();
-  return json::object{{"count", n},
-                      {"rate", wall_s > 0 ? static_cast<double>(n) / wall_s : 0.0},
-                      {"errors", s.errors},
-                      {"refusals", s.refusals},
-                      {"throttled", s.throttled},
-                      {"statuses", std::move(statuses)},
-                      {"failures", std::move(failures)},
-                      {"latency", latency_json(all_outcomes(s))},
-                      {"latency_uncorrected", latency_json(s.uncorrected)},
-                      {"by_outcome", std::move(by_outcome)}};
+  return json::object{{o::count, n},
+                      {o::rate, wall_s > 0 ? static_cast<double>(n) / wall_s : 0.0},
+                      {o::errors, s.errors},
+                      {o::refusals, s.refusals},
+                      {o::throttled, s.throttled},
+                      {o::statuses, std::move(statuses)},
+                      {o::failures, std::move(failures)},
+                      {o::latency, latency_json(all_outcomes(s))},
+                      {o::latency_uncorrected, latency_json(s.uncorrected)},
+                      {o::by_outcome, std::move(by_outcome)}};
 }
 
 json::object op_json_line(const Op& op) {
@@ -159,27 +163,33 @@ int exit_code_of(const LoadResult& r, const std::vector<ThresholdVerdict>& verdi
   return 0;
 }
 
-json::object result_document(const LoadConfig& c, const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts,
-                             const RunInfo& info) {
-  json::object doc = core::result_envelope("load", info.started, r.wall_s * 1000.0, c.target.base,
-                                           c.target.channel, info.embedded);
-  json::array mix;
-  for (const auto& m : c.mix) mix.push_back(json::object{{"op", to_string(m.op)}, {"weight", m.weight}});
-  doc["config"] = json::object{{"scenario", to_string(c.scenario)},
-                               {"connections", c.connections},
-                               {"rate", c.rate},
-                               {"threads", c.threads},
-                               {"duration_s", std::chrono::duration<double>(c.duration).count()},
-                               {"warmup_s", std::chrono::duration<double>(c.warmup).count()},
-                               {"callers", c.callers},
-                               {"tag_minutes", c.tag_minutes},
-                               {"minute_ms", c.target.minute.count()},
-                               {"path", c.path},
-                               {"mix", std::move(mix)},
-                               {"seed", c.seed},
-                               {"timeout_ms", c.timeout.count()},
-                               {"encoding", core::to_string(c.target.encoding)}};
+int connections_run(const LoadConfig& config, const RunInfo& info) {
+  return info.connections > 0 ? info.connections : std::max(0, config.connections);
+}
 
+namespace {
+
+json::object config_json(const LoadConfig& c) {
+  namespace o = k::load_config;
+  json::array mix;
+  for (const auto& m : c.mix) mix.push_back(json::object{{k::mix::op, to_string(m.op)}, {k::mix::weight, m.weight}});
+  return json::object{{o::scenario, to_string(c.scenario)},
+                      {o::connections, c.connections},
+                      {o::rate, c.rate},
+                      {o::threads, c.threads},
+                      {o::duration_s, std::chrono::duration<double>(c.duration).count()},
+                      {o::warmup_s, std::chrono::duration<double>(c.warmup).count()},
+                      {o::callers, c.callers},
+                      {o::tag_minutes, c.tag_minutes},
+                      {o::minute_ms, c.target.minute.count()},
+                      {o::path, c.path},
+                      {o::mix, std::move(mix)},
+                      {o::seed, c.seed},
+                      {o::timeout_ms, c.timeout.count()},
+                      {o::encoding, core::to_string(c.target.dialect.encoding)}};
+}
+
+json::object verdict_json(const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts) {
   const int code = exit_code_of(r, verdicts);
   std::string reason;
   if (r.violation_count) reason = std::to_string(r.violation_count) + " invariant violation(s)";
@@ -188,83 +198,118 @@ json::object result_document(const LoadConfig& c, const LoadResult& r, const std
   if (breached) reason += (reason.empty() ? "" : "; ") + std::to_string(breached) + " threshold(s) breached";
   if (auto why = proved_nothing(r)) reason += (reason.empty() ? "" : "; ") + *why;
   if (reason.empty()) reason = "no invariant broke and every threshold held";
-  doc["verdict"] = json::object{{"status", code ? "failed" : "passed"},
-                                {"exit_code", code},
-                                {"reason", reason},
-                                {"valid", r.invalid.empty()},
-                                {"invalid_reasons", json::value_from(r.invalid)},
-                                {"interrupted", r.interrupted}};
+  namespace v = k::verdict;
+  return json::object{{v::status, code ? "failed" : "passed"},
+                      {v::exit_code, code},
+                      {v::reason, reason},
+                      {v::valid, r.invalid.empty()},
+                      {v::invalid_reasons, json::value_from(r.invalid)},
+                      {v::interrupted, r.interrupted}};
+}
 
+json::object totals_json(const LoadResult& r, int connections) {
+  namespace t = k::totals;
   const auto requests = total_requests(r);
   const auto errors = total_errors(r);
-  doc["totals"] = json::object{{"requests", requests},
-                               {"errors", errors},
-                               {"error_rate", requests ? static_cast<double>(errors) / static_cast<double>(requests) : 0.0},
-                               {"measured_s", r.wall_s},
-                               {"intended_rate", r.intended_rate},
-                               {"achieved_rate", r.achieved_rate},
-                               {"generator_cpu", r.generator_cpu},
-                               {"late", r.stats.late},
-                               {"lag", latency_json(r.stats.lag)}};
+  json::object totals{{t::requests, requests},
+                      {t::errors, errors},
+                      {t::error_rate, requests ? static_cast<double>(errors) / static_cast<double>(requests) : 0.0},
+                      {t::measured_s, r.wall_s},
+                      {t::intended_rate, r.intended_rate},
+                      {t::achieved_rate, r.achieved_rate},
+                      {t::generator_cpu, r.generator_cpu},
+                      {t::late, r.stats.late},
+                      {t::lag, latency_json(r.stats.lag)}};
+  // What the reports say the run used (race: rounds in flight), not a guess of the default.
+  if (connections > 0) totals[t::connections] = connections;
+  return totals;
+}
 
-  json::object ops;
-  for (std::size_t i = 0; i < kOpKinds; ++i)
-    if (r.stats.ops[i].count()) ops[to_string(static_cast<OpKind>(i))] = op_json(r.stats.ops[i], r.wall_s);
-  doc["operations"] = std::move(ops);
-
+json::array series_json(const LoadResult& r) {
+  namespace s = k::series;
   json::array series;
   const auto step = r.stats.series_step_s;
   for (std::size_t i = 0; i < r.stats.seconds.size(); ++i) {
-    const auto& s = r.stats.seconds[i];
-    series.push_back(json::object{{"t", i * step},
-                                  {"requests", s.requests},
-                                  {"errors", s.errors},
-                                  {"p50_ns", s.latency.quantile(0.5)},
-                                  {"p99_ns", s.latency.quantile(0.99)},
-                                  {"histogram", s.latency.to_json()}});
+    const auto& second = r.stats.seconds[i];
+    series.push_back(json::object{{s::t, i * step},
+                                  {s::requests, second.requests},
+                                  {s::errors, second.errors},
+                                  {s::p50_ns, second.latency.quantile(0.5)},
+                                  {s::p99_ns, second.latency.quantile(0.99)},
+                                  {s::histogram, second.latency.to_json()}});
   }
-  doc["series_step_s"] = step;  // seconds per point: 1, or more for runs longer than kMaxSeriesPoints s
-  doc["series"] = std::move(series);
+  return series;
+}
 
-  if (c.scenario == Scenario::race) {
-    json::object winners;
-    for (std::size_t n = 0; n < r.stats.race.winners.size(); ++n)
-      if (r.stats.race.winners[n]) winners[std::to_string(n)] = r.stats.race.winners[n];
-    json::array violations;
-    for (const auto& v : r.violations) {
-      json::array proof;
-      for (const auto& op : v.proof) proof.push_back(op_json_line(op));
-      violations.push_back(json::object{{"kind", to_string(v.kind)},
-                                        {"round", v.round},
-                                        {"alias", core::valid_utf8(v.alias)},
-                                        {"explanation", core::valid_utf8(v.explanation)},
-                                        {"proof", std::move(proof)}});
-    }
-    doc["race"] = json::object{{"rounds", r.stats.race.rounds},
-                               {"rounds_without_winner", r.stats.race.rounds_without_winner},
-                               {"winners", std::move(winners)},
-                               {"callers", c.callers},
-                               {"skew", latency_json(r.stats.race.skew)},
-                               {"tag_busy", r.stats.race.tag_busy},
-                               {"violation_count", r.violation_count},
-                               {"violations", std::move(violations)}};
+json::object race_json(const LoadConfig& c, const LoadResult& r) {
+  json::object winners;
+  for (std::size_t n = 0; n < r.stats.race.winners.size(); ++n)
+    if (r.stats.race.winners[n]) winners[std::to_string(n)] = r.stats.race.winners[n];
+  json::array violations;
+  for (const auto& v : r.violations) {
+    json::array proof;
+    for (const auto& op : v.proof) proof.push_back(op_json_line(op));
+    namespace x = k::violation;
+    violations.push_back(json::object{{x::kind, to_string(v.kind)},
+                                      {x::round, v.round},
+                                      {x::alias, core::valid_utf8(v.alias)},
+                                      {x::explanation, core::valid_utf8(v.explanation)},
+                                      {x::proof, std::move(proof)}});
   }
+  namespace rc = k::race;
+  return json::object{{rc::rounds, r.stats.race.rounds},
+                      {rc::rounds_without_winner, r.stats.race.rounds_without_winner},
+                      {rc::winners, std::move(winners)},
+                      {rc::callers, c.callers},
+                      {rc::skew, latency_json(r.stats.race.skew)},
+                      {rc::tag_busy, r.stats.race.tag_busy},
+                      {rc::violation_count, r.violation_count},
+                      {rc::violations, std::move(violations)}};
+}
 
+std::string_view unit_of(Quantity q) {
+  return q == Quantity::latency_ns   ? "ns"
+         : q == Quantity::fraction   ? "fraction"
+         : q == Quantity::per_second ? "per_second"
+                                     : "count";
+}
+
+json::array thresholds_json(const std::vector<ThresholdVerdict>& verdicts) {
+  namespace t = k::threshold;
   json::array thresholds;
   for (const auto& v : verdicts)
-    thresholds.push_back(json::object{{"expression", v.threshold.text},
-                                      {"held", v.held},
-                                      {"actual", std::isfinite(v.actual) ? json::value(v.actual) : json::value(nullptr)},
-                                      {"limit", v.threshold.limit},
-                                      {"unit", v.threshold.quantity == Quantity::latency_ns ? "ns"
-                                               : v.threshold.quantity == Quantity::fraction ? "fraction"
-                                               : v.threshold.quantity == Quantity::per_second ? "per_second"
-                                                                                              : "count"},
-                                      {"description", describe(v.threshold, v.actual, v.held)},
-                                      {"default", v.threshold.implicit}});
-  doc["thresholds"] = std::move(thresholds);
-  doc["history"] = json::object{{"file", c.history_file}, {"operations", r.history_ops}};
-  doc["restore_problems"] = json::value_from(info.restore_problems);
+    thresholds.push_back(
+        json::object{{t::expression, v.threshold.text},
+                     {t::held, v.held},
+                     {t::actual, std::isfinite(v.actual) ? json::value(v.actual) : json::value(nullptr)},
+                     {t::limit, v.threshold.limit},
+                     {t::unit, unit_of(v.threshold.quantity)},
+                     {t::description, describe(v.threshold, v.actual, v.held)},
+                     {t::implicit, v.threshold.implicit}});
+  return thresholds;
+}
+
+}  // namespace
+
+json::object result_document(const LoadConfig& c, const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts,
+                             const RunInfo& info) {
+  namespace l = k::load;
+  json::object doc = core::result_envelope(k::kind_load, info.started, r.wall_s * 1000.0, c.target.base,
+                                           c.target.channel, info.embedded);
+  doc[k::envelope::config] = config_json(c);
+  doc[k::envelope::verdict] = verdict_json(r, verdicts);
+  doc[l::totals] = totals_json(r, connections_run(c, info));
+  json::object ops;
+  for (std::size_t i = 0; i < kOpKinds; ++i)
+    if (r.stats.ops[i].count()) ops[to_string(static_cast<OpKind>(i))] = op_json(r.stats.ops[i], r.wall_s);
+  doc[l::operations] = std::move(ops);
+  // Seconds per point of the series: 1, or more for runs longer than kMaxSeriesPoints s.
+  doc[l::series_step_s] = r.stats.series_step_s;
+  doc[l::series] = series_json(r);
+  if (c.scenario == Scenario::race) doc[l::race] = race_json(c, r);
+  doc[l::thresholds] = thresholds_json(verdicts);
+  doc[l::history] = json::object{{k::history::file, c.history_file}, {k::history::operations, r.history_ops}};
+  doc[l::restore_problems] = json::value_from(info.restore_problems);
   return doc;
 }
 

@@ -4,21 +4,22 @@
 
 #include <boost/json.hpp>
 
+#include "core/api.hpp"
 #include "core/http_client.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
+using core::api::Operation;
 namespace {
-
-constexpr std::string_view kTagName = "crh-load";
 
 core::HttpRequest with_key(core::HttpRequest r, const LoadConfig& c) {
   r.headers.push_back({"Apikey", c.target.api_key});
   return r;
 }
 
-core::HttpRequest get(const std::string& path, const LoadConfig& c) {
-  return with_key(core::build_request("GET", path, {}, c.target.encoding), c);
+// An operation of the API model, with the key.
+core::HttpRequest op(const LoadConfig& c, Operation o, core::api::Arguments args = {}) {
+  return with_key(core::api::request(c.target, o, args), c);
 }
 
 std::string answer_text(const core::Exchange& x) {
@@ -29,35 +30,17 @@ std::string answer_text(const core::Exchange& x) {
   return "HTTP " + std::to_string(x.response->status) + " (body: " + body + ")";
 }
 
-// The array of objects in a list answer: the body itself, `preferred`, or the one array field.
-const json::array* list_in(const json::value& v, std::string_view preferred) {
-  if (v.is_array()) return &v.get_array();
-  if (!v.is_object()) return nullptr;
-  const auto& o = v.get_object();
-  if (auto it = o.find(preferred); it != o.end() && it->value().is_array()) return &it->value().get_array();
-  const json::array* found = nullptr;
-  for (const auto& [k, inner] : o)
-    if (inner.is_array()) {
-      if (found) return nullptr;
-      found = &inner.get_array();
-    }
-  return found;
-}
-
-std::optional<std::string> text_of(const json::object& o, std::string_view field) {
-  auto it = o.find(field);
-  if (it == o.end()) return std::nullopt;
-  if (it->value().is_string()) return std::string(it->value().get_string());
-  if (it->value().is_int64()) return std::to_string(it->value().get_int64());
-  if (it->value().is_uint64()) return std::to_string(it->value().get_uint64());
-  return std::nullopt;
+std::optional<json::value> parse(const std::string& body) {
+  boost::system::error_code ec;
+  auto v = json::parse(body, ec);
+  if (ec) return std::nullopt;
+  return v;
 }
 
 json::value parse_or_throw(const core::Exchange& x, const std::string& what) {
-  boost::system::error_code ec;
-  auto v = json::parse(x.response->body, ec);
-  if (ec) throw SetupError(what + ": expected a JSON body, got " + answer_text(x));
-  return v;
+  auto v = parse(x.response->body);
+  if (!v) throw SetupError(what + ": expected a JSON body, got " + answer_text(x));
+  return *v;
 }
 
 core::Exchange expect_ok(core::HttpClient& client, core::HttpRequest r, const std::string& what,
@@ -74,17 +57,63 @@ core::Exchange expect_ok(core::HttpClient& client, core::HttpRequest r, const st
   return x;
 }
 
+// The items of a list answer, found as the dialect names the list.
+const json::array* items_of(const json::value& body, const std::string& preferred) {
+  std::string why;
+  auto found = core::api::find_list(body, preferred, why);
+  return found ? found->items : nullptr;
+}
+
+void discover_agents(core::HttpClient& client, const LoadConfig& c, Discovery& d, FoundState& found) {
+  const auto& names = c.target.dialect.fields;
+  auto agents = expect_ok(client, op(c, Operation::list_agents), "listing the agents", c.target.base.to_string());
+  const json::value body = parse_or_throw(agents, "listing the agents");
+  if (const auto* list = items_of(body, names.agents_list))
+    for (const auto& item : *list)
+      if (auto id = core::api::agent_id(names, item); id && item.is_object()) {
+        d.agents.push_back(*id);
+        found.agent_states.emplace_back(*id, core::api::agent_state_text(names, item).value_or(""));
+      }
+}
+
+void discover_aliases(core::HttpClient& client, const LoadConfig& c, Discovery& d) {
+  const auto& names = c.target.dialect.fields;
+  const std::string base = c.target.base.to_string();
+  auto aliases = expect_ok(client, op(c, Operation::list_aliases),
+                           "listing the channel's aliases (is --channel right?)", base);
+  const json::value body = parse_or_throw(aliases, "listing the aliases");
+  if (const auto* list = items_of(body, names.aliases_list))
+    for (const auto& item : *list)
+      if (auto id = core::api::alias_id(names, item); id && item.is_object()) d.aliases.push_back(*id);
+  if (d.aliases.empty())
+    throw SetupError("channel " + c.target.channel + " lists no aliases at GET " + base +
+                     core::api::aliases_path(c.target.channel) + ": the race and the mix need at least one");
+}
+
+// Places one call on a freshly tagged alias, so that a target without the
+// call hook is told so instead of racing on 404s.
+void probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
+  const auto& hook = c.target.dialect.call_hook;
+  if (!hook.enabled)
+    throw SetupError("the race needs the call hook (DESIGN.md §4), and the profile says the target has none");
+  const std::string base = c.target.base.to_string();
+  auto tag = expect_ok(client, op(c, Operation::tag, {.tag = std::string(kLoadTagName), .minutes = 1}),
+                       "tagging an alias", base);
+  auto alias = tagged_alias_id(c.target.dialect.fields, tag.response->body);
+  if (!alias) throw SetupError("tagging an alias: the answer names no alias id: " + answer_text(tag));
+  auto call = client.send(op(c, Operation::call, {.id = *alias, .caller = "+15559999999"}));
+  client.send(op(c, Operation::untag, {.id = *alias}));
+  if (!call.response || call.response->status != 200)
+    throw SetupError("the call hook did not connect the first caller of a freshly tagged alias: " + hook.method + " " +
+                     base + hook.path_for(c.target.channel, *alias) + " got " + answer_text(call) +
+                     ". The race needs the hook of DESIGN.md §4 (README: the call hook)");
+}
+
 }  // namespace
 
-std::optional<std::string> tagged_alias_id(const std::string& body) {
-  boost::system::error_code ec;
-  auto v = json::parse(body, ec);
-  if (ec || !v.is_object()) return std::nullopt;
-  if (auto id = text_of(v.get_object(), "id")) return id;
-  for (const auto& [k, inner] : v.get_object())
-    if (inner.is_object())
-      if (auto id = text_of(inner.get_object(), "id")) return id;
-  return std::nullopt;
+std::optional<std::string> tagged_alias_id(const core::FieldNames& names, const std::string& body) {
+  auto v = parse(body);
+  return v ? core::api::tagged_alias_id(names, *v) : std::nullopt;
 }
 
 Discovery discover(const LoadConfig& c, FoundState& found) {
@@ -94,126 +123,75 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
   Discovery d;
   if (c.scenario == Scenario::get) {
     // The path may need no key and any status is a fair answer; silence is not.
-    auto x = client.send(get(c.path, c));
+    auto x = client.send(with_key(core::build_request("GET", c.path, {}, c.target.dialect.encoding), c));
     if (!x.response)
       throw SetupError("cannot reach the target: GET " + base + c.path + " got no answer (" + answer_text(x) + ")");
     return d;
   }
-  auto agents = expect_ok(client, get("/api/v1/local-agents", c), "listing the agents", base);
-  const json::value agents_body = parse_or_throw(agents, "listing the agents");
-  if (const auto* list = list_in(agents_body, "agents"))
-    for (const auto& item : *list)
-      if (item.is_object())
-        if (auto id = text_of(item.get_object(), "id")) {
-          d.agents.push_back(*id);
-          found.agent_states.emplace_back(*id, text_of(item.get_object(), "state").value_or(""));
-        }
-  const std::string aliases_path = "/channels/" + core::percent_encode(c.target.channel) + "/alias-numbers";
-  auto aliases = expect_ok(client, get(aliases_path, c), "listing the channel's aliases (is --channel right?)", base);
-  const json::value aliases_body = parse_or_throw(aliases, "listing the aliases");
-  if (const auto* list = list_in(aliases_body, "aliases"))
-    for (const auto& item : *list)
-      if (item.is_object())
-        if (auto id = text_of(item.get_object(), "id")) d.aliases.push_back(*id);
-  if (d.aliases.empty())
-    throw SetupError("channel " + c.target.channel + " lists no aliases at GET " + base + aliases_path +
-                     ": the race and the mix need at least one");
+  discover_agents(client, c, d, found);
+  discover_aliases(client, c, d);
 
-  auto db = client.send(get("/database/" + core::percent_encode(std::string(kLoadDatabaseKey)), c));
-  if (db.response && db.response->status == 200) {
-    boost::system::error_code ec;
-    auto v = json::parse(db.response->body, ec);
-    if (!ec && v.is_object())
-      if (auto value = text_of(v.get_object(), "value")) found.database_value = *value;
-  }
+  auto db = client.send(op(c, Operation::db_get, {.id = std::string(kLoadDatabaseKey)}));
+  if (db.response && db.response->status == 200)
+    if (auto v = parse(db.response->body)) found.database_value = core::api::database_value(c.target.dialect.fields, *v);
 
   if (c.scenario == Scenario::mixed)  // so that the mix's reads find the key (restored afterwards)
-    expect_ok(client,
-              with_key(core::build_request("POST", "/database/" + core::percent_encode(std::string(kLoadDatabaseKey)),
-                                           {{"value", "crh load"}}, c.target.encoding),
-                       c),
+    expect_ok(client, op(c, Operation::db_set, {.id = std::string(kLoadDatabaseKey), .value = std::string(kLoadDatabaseValue)}),
               "writing the database key the mix reads", base);
-
-  if (c.scenario == Scenario::race) {
-    if (!c.target.call_hook.enabled)
-      throw SetupError("the race needs the call hook (DESIGN.md §4), and the profile says the target has none");
-    auto tag = expect_ok(client,
-                         with_key(core::build_request("POST", aliases_path + "/tag",
-                                                      {{"tag", std::string(kTagName)}, {"minutes", "1", true}},
-                                                      c.target.encoding),
-                                  c),
-                         "tagging an alias", base);
-    auto alias = tagged_alias_id(tag.response->body);
-    if (!alias) throw SetupError("tagging an alias: the answer names no alias id: " + answer_text(tag));
-    auto call = client.send(with_key(
-        core::build_request(c.target.call_hook.method, c.target.call_hook.path_for(c.target.channel, *alias),
-                            {{c.target.call_hook.parameter, "+15559999999"}}, c.target.encoding),
-        c));
-    client.send(with_key(core::build_request("DELETE", aliases_path + "/" + core::percent_encode(*alias) + "/tag", {},
-                                             c.target.encoding),
-                         c));
-    if (!call.response || call.response->status != 200)
-      throw SetupError("the call hook did not connect the first caller of a freshly tagged alias: " +
-                       c.target.call_hook.method + " " + base +
-                       c.target.call_hook.path_for(c.target.channel, *alias) + " got " + answer_text(call) +
-                       ". The race needs the hook of DESIGN.md §4 (README: the call hook)");
-  }
+  if (c.scenario == Scenario::race) probe_call_hook(client, c);
   return d;
 }
+
+namespace {
+
+// The aliases whose tag the load made (crh-load...), or why the list could not be read.
+std::optional<std::string> load_tags(core::HttpClient& client, const LoadConfig& c, std::vector<std::string>& ids) {
+  const auto& names = c.target.dialect.fields;
+  auto list = client.send(op(c, Operation::list_aliases));
+  if (!list.response || list.response->status != 200) return answer_text(list);
+  auto v = parse(list.response->body);
+  auto tagged = v ? core::api::aliases_tagged(names, *v, kLoadTagName) : std::nullopt;
+  if (!tagged) return "no alias list in " + answer_text(list);
+  ids = std::move(*tagged);
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::vector<std::string> restore(const LoadConfig& c, const FoundState& found) {
   std::vector<std::string> problems;
   if (c.scenario == Scenario::get) return problems;
   core::HttpClient client(c.target.base, {.timeout = c.timeout});
   auto send = [&](core::HttpRequest r, const std::string& what) {
-    auto x = client.send(with_key(std::move(r), c));
+    auto x = client.send(std::move(r));
     if (!x.response || x.response->status >= 300) problems.push_back(what + ": " + answer_text(x));
   };
   if (c.scenario == Scenario::mixed) {
     for (const auto& [id, state] : found.agent_states) {
-      const char* op = state == "snoozed" ? "snooze" : state == "available" ? "wake" : nullptr;
-      if (op)
-        send(core::build_request("PUT", "/api/v1/local-agents/" + core::percent_encode(id) + "/" + op, {},
-                                 c.target.encoding),
-             std::string("putting agent ") + id + " back to " + state);
+      const auto o = state == "snoozed" ? Operation::snooze : Operation::wake;
+      if (state == "snoozed" || state == "available")
+        send(op(c, o, {.id = id}), "putting agent " + id + " back to " + state);
     }
-    send(core::build_request("POST", "/database/" + core::percent_encode(std::string(kLoadDatabaseKey)),
-                             {{"value", found.database_value.value_or("")}}, c.target.encoding),
+    send(op(c, Operation::db_set, {.id = std::string(kLoadDatabaseKey), .value = found.database_value.value_or("")}),
          "restoring database key " + std::string(kLoadDatabaseKey));
   }
   // Tags a round could not delete (an answer lost, a run interrupted); then
   // the list again, so that a tag still there is named, never assumed gone.
-  const std::string aliases_path = "/channels/" + core::percent_encode(c.target.channel) + "/alias-numbers";
-  auto load_tags = [&](std::vector<std::string>& ids) -> std::optional<std::string> {
-    auto list = client.send(get(aliases_path, c));
-    if (!list.response || list.response->status != 200) return answer_text(list);
-    boost::system::error_code ec;
-    auto v = json::parse(list.response->body, ec);
-    const auto* items = ec ? nullptr : list_in(v, "aliases");
-    if (!items) return "no alias list in " + answer_text(list);
-    for (const auto& item : *items)
-      if (item.is_object())
-        if (auto tag = text_of(item.get_object(), "tag"); tag && tag->starts_with(kTagName))
-          if (auto id = text_of(item.get_object(), "id")) ids.push_back(*id);
-    return std::nullopt;
-  };
   std::vector<std::string> left;
-  if (auto why = load_tags(left)) {
+  if (auto why = load_tags(client, c, left)) {
     problems.push_back("could not list the aliases of channel " + c.target.channel + " to delete the tags the load left (" +
-                       *why + "): any \"" + std::string(kTagName) + "\" tag there is not restored");
+                       *why + "): any \"" + std::string(kLoadTagName) + "\" tag there is not restored");
     return problems;
   }
-  for (const auto& id : left)
-    send(core::build_request("DELETE", aliases_path + "/" + core::percent_encode(id) + "/tag", {}, c.target.encoding),
-         "deleting the tag left on alias " + id);
+  for (const auto& id : left) send(op(c, Operation::untag, {.id = id}), "deleting the tag left on alias " + id);
   if (left.empty()) return problems;
   std::vector<std::string> still;
-  if (auto why = load_tags(still))
+  if (auto why = load_tags(client, c, still))
     problems.push_back("could not list the aliases of channel " + c.target.channel + " again to see the tags gone (" +
                        *why + ")");
   for (const auto& id : still)
-    problems.push_back("alias " + id + " of channel " + c.target.channel + " still carries a \"" + std::string(kTagName) +
-                       "\" tag after the restore");
+    problems.push_back("alias " + id + " of channel " + c.target.channel + " still carries a \"" +
+                       std::string(kLoadTagName) + "\" tag after the restore");
   return problems;
 }
 

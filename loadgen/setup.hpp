@@ -24,9 +24,10 @@ struct FoundState {
   std::optional<std::string> database_value;                      // of kLoadDatabaseKey
 };
 
-// The alias id in a tag's answer: "id" of the object, or of the first object
-// it holds that has one. Nothing when the body is not such JSON.
-std::optional<std::string> tagged_alias_id(const std::string& body);
+// The alias id in a tag's answer under the dialect's id fields: of the
+// object, or of the first object it holds that has one. Nothing when the
+// body is not such JSON.
+std::optional<std::string> tagged_alias_id(const core::FieldNames& names, const std::string& body);
 
 // Throws SetupError. For the race it also places one call on a freshly tagged
 // alias, so a target without the call hook is told so instead of racing on 404s.

@@ -154,49 +154,34 @@ std::string format_latency(double ns) {
   return number + " " + std::string(units[u].second);
 }
 
-}  // namespace
+// The comparison operator: the first run of operator characters in `text`.
+struct Operator {
+  size_t begin, end;
+  std::string_view symbol;
+  Comparator comparator;
+};
 
-std::string_view comparator_symbol(Comparator c) {
-  switch (c) {
-    case Comparator::less: return "<";
-    case Comparator::less_equal: return "<=";
-    case Comparator::greater: return ">";
-    case Comparator::greater_equal: return ">=";
-    case Comparator::equal: return "==";
-    case Comparator::not_equal: return "!=";
-  }
-  return "?";
+Operator parse_operator(std::string_view text) {
+  size_t begin = 0;
+  while (begin < text.size() && !is_operator_char(text[begin])) ++begin;
+  if (begin == text.size())
+    fail(text, "no comparison operator (expected " + std::string(known_operators) + ")");
+  size_t end = begin;
+  while (end < text.size() && is_operator_char(text[end])) ++end;
+  const std::string_view op = text.substr(begin, end - begin);
+  for (auto c : {Comparator::less, Comparator::less_equal, Comparator::greater, Comparator::greater_equal,
+                 Comparator::equal, Comparator::not_equal})
+    if (op == comparator_symbol(c)) return {begin, end, op, c};
+  fail(text, "unknown operator " + quoted(op) + " (expected " + std::string(known_operators) + ")");
 }
 
-Threshold parse_threshold(std::string_view raw) {
-  const std::string_view text = trim(raw);
-  if (text.empty()) fail(text, "empty expression (expected e.g. call.p99<20ms or errors<0.1%)");
-
-  // Operator: the first run of operator characters.
-  size_t op_begin = 0;
-  while (op_begin < text.size() && !is_operator_char(text[op_begin])) ++op_begin;
-  if (op_begin == text.size())
-    fail(text, "no comparison operator (expected " + std::string(known_operators) + ")");
-  size_t op_end = op_begin;
-  while (op_end < text.size() && is_operator_char(text[op_end])) ++op_end;
-  const std::string_view op = text.substr(op_begin, op_end - op_begin);
-
-  Threshold t;
-  t.text = std::string(text);
-  if (op == "<") t.comparator = Comparator::less;
-  else if (op == "<=") t.comparator = Comparator::less_equal;
-  else if (op == ">") t.comparator = Comparator::greater;
-  else if (op == ">=") t.comparator = Comparator::greater_equal;
-  else if (op == "==") t.comparator = Comparator::equal;
-  else if (op == "!=") t.comparator = Comparator::not_equal;
-  else fail(text, "unknown operator " + quoted(op) + " (expected " + std::string(known_operators) + ")");
-
-  // Left side: a bare statistic, or SUBJECT "." STATISTIC. A whole-side match
-  // comes first because "p99.9" itself contains a dot.
-  const std::string_view left = trim(text.substr(0, op_begin));
+// The left side: a bare statistic, or SUBJECT "." STATISTIC. Sets the
+// threshold's subject and statistic and returns the statistic's kind.
+Kind parse_left(std::string_view text, std::string_view left, std::string_view op, Threshold& t) {
   if (left.empty()) fail(text, "expected a statistic before " + quoted(op) + ", got nothing");
   std::string_view subject;
   std::string_view stat_name = left;
+  // A whole-side match comes first because "p99.9" itself contains a dot.
   const Statistic* stat = find_statistic(left);
   if (!stat) {
     size_t dot = left.find('.');
@@ -224,9 +209,16 @@ Threshold parse_threshold(std::string_view raw) {
                    "\" (latency is measured per operation)");
   if (stat->kind == Kind::run_count && !subject.empty())
     fail(text, t.statistic + " counts the whole run and takes no operation, got " + quoted(subject));
+  return stat->kind;
+}
 
-  // Right side: NUMBER [UNIT], whitespace allowed between them.
-  std::string_view right = trim(text.substr(op_end));
+// The right side as written: NUMBER [UNIT], whitespace allowed between them.
+struct Limit {
+  std::string_view digits;
+  std::string_view unit;
+};
+
+Limit parse_right(std::string_view text, std::string_view right, std::string_view op) {
   if (!right.empty() && right.front() == '-')
     fail(text, "limit must not be negative, got " + quoted(right));
   size_t n = 0;
@@ -246,8 +238,14 @@ Threshold parse_threshold(std::string_view raw) {
   if (!garbage.empty())
     fail(text, "unexpected trailing text " + quoted(garbage) + " after the limit " +
                    quoted(right.substr(0, right.size() - rest.size() + unit.size())));
+  return {digits, unit};
+}
 
-  switch (stat->kind) {
+// The limit in the unit the statistic's kind is measured in, when the unit
+// written fits that kind.
+void set_limit(std::string_view text, Kind kind, Limit limit, Threshold& t) {
+  const auto [digits, unit] = limit;
+  switch (kind) {
     case Kind::latency: {
       if (unit == "%")
         fail(text, t.statistic + " is a latency and takes a time unit (" + std::string(time_units) +
@@ -285,6 +283,31 @@ Threshold parse_threshold(std::string_view raw) {
       t.limit = scaled_decimal(text, digits, 0);
       break;
   }
+}
+
+}  // namespace
+
+std::string_view comparator_symbol(Comparator c) {
+  switch (c) {
+    case Comparator::less: return "<";
+    case Comparator::less_equal: return "<=";
+    case Comparator::greater: return ">";
+    case Comparator::greater_equal: return ">=";
+    case Comparator::equal: return "==";
+    case Comparator::not_equal: return "!=";
+  }
+  return "?";
+}
+
+Threshold parse_threshold(std::string_view raw) {
+  const std::string_view text = trim(raw);
+  if (text.empty()) fail(text, "empty expression (expected e.g. call.p99<20ms or errors<0.1%)");
+  const Operator op = parse_operator(text);
+  Threshold t;
+  t.text = std::string(text);
+  t.comparator = op.comparator;
+  const Kind kind = parse_left(text, trim(text.substr(0, op.begin)), op.symbol, t);
+  set_limit(text, kind, parse_right(text, trim(text.substr(op.end)), op.symbol), t);
   return t;
 }
 

@@ -351,13 +351,11 @@ Response Service::unknown_alias(const Route& route) const {
   return error(404, "channel " + quoted(route.id) + " has no alias with id " + quoted(route.alias));
 }
 
-Reply Service::dispatch(const Route& route, const Request& req) {
-  const auto& f = config_.faults;
-  const Clock& clock = state_.clock();
-  auto no_agent = [&] { return Reply{error(404, "no local agent with id " + quoted(route.id))}; };
-  auto no_channel = [&] { return Reply{unknown_channel(route)}; };
-  auto no_alias = [&] { return Reply{unknown_alias(route)}; };
+Response Service::unknown_agent(const Route& route) const {
+  return error(404, "no local agent with id " + quoted(route.id));
+}
 
+Reply Service::dispatch(const Route& route, const Request& req) {
   Params params;
   if (route.endpoint == Endpoint::db_set || route.endpoint == Endpoint::tag ||
       route.endpoint == Endpoint::call) {
@@ -369,106 +367,121 @@ Reply Service::dispatch(const Route& route, const Request& req) {
   };
 
   switch (route.endpoint) {
-    case Endpoint::agents_list: {
-      json::array list;
-      for (const auto& a : state_.agents()) list.push_back(agent_json(a));
-      return {ok(json::object{{"agents", std::move(list)}})};
-    }
-    case Endpoint::agent_get: {
-      auto a = state_.agent(route.id);
-      return a ? Reply{ok(agent_json(*a))} : no_agent();
-    }
-    case Endpoint::agent_snooze:
-    case Endpoint::agent_wake: {
-      const bool snooze = route.endpoint == Endpoint::agent_snooze;
-      auto a = state_.set_snoozed(route.id, snooze);
-      if (!a) return no_agent();
-      if (snooze && f.has(Fault::snooze_shape)) return {ok(json::object{{"ok", true}})};
-      return {ok(agent_json(*a))};
-    }
-    case Endpoint::db_get: {
-      auto v = state_.db_get(route.id);
-      if (!v) return {error(404, "no value stored for key " + quoted(route.id))};
-      return {ok(json::object{{"key", route.id}, {"value", *v}})};
-    }
-    case Endpoint::db_set: {
-      const std::string* value = param("value");
-      if (!value) return {error(400, "missing parameter \"value\" (send value=... form-encoded or as JSON)")};
-      if (state_.db_set(route.id, *value) == DbWriteStatus::full)
-        return {error(409, "the database is full: the reference service keeps at most 256 MiB of keys and values")};
-      return {ok(json::object{{"key", route.id}, {"value", *value}})};
-    }
-    case Endpoint::aliases_list: {
-      auto aliases = state_.aliases(route.id);
-      if (!aliases) return no_channel();
-      json::array list;
-      for (const auto& a : *aliases) list.push_back(alias_json(a, clock));
-      return {ok(json::object{{"channel", route.id}, {"aliases", std::move(list)}})};
-    }
-    case Endpoint::tag: {
-      if (!state_.has_channel(route.id)) return no_channel();
-      const std::string* tag = param("tag");
-      if (!tag) return {error(400, "missing parameter \"tag\" (required by the tag operation)")};
-      if (tag->empty()) return {error(400, "parameter \"tag\" must not be empty")};
-      std::int64_t minutes = 5;
-      if (const std::string* m = param("minutes")) {
-        auto [end, ec] = std::from_chars(m->data(), m->data() + m->size(), minutes);
-        bool digits_only = !m->empty() && m->front() != '-' && m->front() != '+';
-        if (ec != std::errc{} || end != m->data() + m->size() || !digits_only ||
-            minutes < 1 || minutes > kMaxTagMinutes)
-          return {error(400, "parameter \"minutes\" must be an integer from 1 to 1440, got " + quoted(*m))};
-      } else if (!f.has(Fault::tag_minutes_optional)) {
-        return {error(400, "missing parameter \"minutes\" (required by the tag operation)")};
-      }
-      auto r = state_.tag(route.id, *tag, minutes);
-      if (r.status == TagStatus::unknown_channel) return no_channel();
-      if (r.status == TagStatus::all_tagged)
-        return {error(409, "every alias of channel " + quoted(route.id) +
-                               " is tagged; delete a tag or wait for one to expire")};
-      Reply reply{ok(alias_json(r.alias, clock))};
-      if (f.has(Fault::slow_tag)) reply.wait = kSlowTagDelay;
-      return reply;
-    }
-    case Endpoint::untag: {
-      auto r = state_.untag(route.id, route.alias);
-      switch (r.status) {
-        case UntagStatus::unknown_channel: return no_channel();
-        case UntagStatus::unknown_alias: return no_alias();
-        case UntagStatus::not_tagged:
-          return {error(404, "alias " + quoted(route.alias) + " of channel " + quoted(route.id) +
-                                 " has no tag to delete")};
-        case UntagStatus::untagged: break;
-      }
-      return {ok(alias_json(r.alias, clock))};
-    }
-    case Endpoint::call: {
-      const std::string* caller = param("caller");
-      if (!caller || caller->empty())
-        return {error(400, "missing or empty parameter \"caller\" (the calling number)")};
-      auto answer = [this, route, caller = *caller](const CallResult& r) -> Response {
-        const Clock& clock = state_.clock();
-        switch (r.status) {
-          case CallStatus::unknown_channel: return unknown_channel(route);
-          case CallStatus::unknown_alias: return unknown_alias(route);
-          case CallStatus::locked:
-            return error(403, "alias " + quoted(route.alias) + " is tagged and bound to another caller until " +
-                                  (r.alias.expires_at ? clock.rfc3339(*r.alias.expires_at) : "its tag ends"));
-          case CallStatus::connected: break;
-        }
-        return ok(json::object{{"alias", route.alias}, {"caller", caller}, {"connected", true}});
-      };
-      if (!f.has(Fault::binding_racy)) return {answer(state_.call(route.id, route.alias, *caller))};
-      CallResult checked = state_.call_check(route.id, route.alias, *caller);
-      if (checked.status != CallStatus::connected) return {answer(checked)};
-      Reply reply;
-      reply.wait = kRacyBindYield;
-      reply.then = [this, answer, route, caller = *caller] {
-        return answer(state_.call_apply(route.id, route.alias, caller));
-      };
-      return reply;
-    }
+    case Endpoint::agents_list: return {list_agents()};
+    case Endpoint::agent_get: return {get_agent(route)};
+    case Endpoint::agent_snooze: return {set_snoozed(route, true)};
+    case Endpoint::agent_wake: return {set_snoozed(route, false)};
+    case Endpoint::db_get: return {db_get(route)};
+    case Endpoint::db_set: return {db_set(route, param("value"))};
+    case Endpoint::aliases_list: return {list_aliases(route)};
+    case Endpoint::tag: return tag(route, param("tag"), param("minutes"));
+    case Endpoint::untag: return {untag(route)};
+    case Endpoint::call: return call(route, param("caller"));
   }
   return {error(404, "no such route")};
+}
+
+Response Service::list_agents() const {
+  json::array list;
+  for (const auto& a : state_.agents()) list.push_back(agent_json(a));
+  return ok(json::object{{"agents", std::move(list)}});
+}
+
+Response Service::get_agent(const Route& route) const {
+  auto a = state_.agent(route.id);
+  return a ? ok(agent_json(*a)) : unknown_agent(route);
+}
+
+Response Service::set_snoozed(const Route& route, bool snooze) {
+  auto a = state_.set_snoozed(route.id, snooze);
+  if (!a) return unknown_agent(route);
+  if (snooze && config_.faults.has(Fault::snooze_shape)) return ok(json::object{{"ok", true}});
+  return ok(agent_json(*a));
+}
+
+Response Service::db_get(const Route& route) const {
+  auto v = state_.db_get(route.id);
+  if (!v) return error(404, "no value stored for key " + quoted(route.id));
+  return ok(json::object{{"key", route.id}, {"value", *v}});
+}
+
+Response Service::db_set(const Route& route, const std::string* value) {
+  if (!value) return error(400, "missing parameter \"value\" (send value=... form-encoded or as JSON)");
+  if (state_.db_set(route.id, *value) == DbWriteStatus::full)
+    return error(409, "the database is full: the reference service keeps at most 256 MiB of keys and values");
+  return ok(json::object{{"key", route.id}, {"value", *value}});
+}
+
+Response Service::list_aliases(const Route& route) const {
+  auto aliases = state_.aliases(route.id);
+  if (!aliases) return unknown_channel(route);
+  json::array list;
+  for (const auto& a : *aliases) list.push_back(alias_json(a, state_.clock()));
+  return ok(json::object{{"channel", route.id}, {"aliases", std::move(list)}});
+}
+
+Reply Service::tag(const Route& route, const std::string* name, const std::string* minutes_text) {
+  const auto& f = config_.faults;
+  if (!state_.has_channel(route.id)) return {unknown_channel(route)};
+  if (!name) return {error(400, "missing parameter \"tag\" (required by the tag operation)")};
+  if (name->empty()) return {error(400, "parameter \"tag\" must not be empty")};
+  std::int64_t minutes = 5;
+  if (const std::string* m = minutes_text) {
+    auto [end, ec] = std::from_chars(m->data(), m->data() + m->size(), minutes);
+    bool digits_only = !m->empty() && m->front() != '-' && m->front() != '+';
+    if (ec != std::errc{} || end != m->data() + m->size() || !digits_only ||
+        minutes < 1 || minutes > kMaxTagMinutes)
+      return {error(400, "parameter \"minutes\" must be an integer from 1 to 1440, got " + quoted(*m))};
+  } else if (!f.has(Fault::tag_minutes_optional)) {
+    return {error(400, "missing parameter \"minutes\" (required by the tag operation)")};
+  }
+  auto r = state_.tag(route.id, *name, minutes);
+  if (r.status == TagStatus::unknown_channel) return {unknown_channel(route)};
+  if (r.status == TagStatus::all_tagged)
+    return {error(409, "every alias of channel " + quoted(route.id) +
+                           " is tagged; delete a tag or wait for one to expire")};
+  Reply reply{ok(alias_json(r.alias, state_.clock()))};
+  if (f.has(Fault::slow_tag)) reply.wait = kSlowTagDelay;
+  return reply;
+}
+
+Response Service::untag(const Route& route) {
+  auto r = state_.untag(route.id, route.alias);
+  switch (r.status) {
+    case UntagStatus::unknown_channel: return unknown_channel(route);
+    case UntagStatus::unknown_alias: return unknown_alias(route);
+    case UntagStatus::not_tagged:
+      return error(404, "alias " + quoted(route.alias) + " of channel " + quoted(route.id) + " has no tag to delete");
+    case UntagStatus::untagged: break;
+  }
+  return ok(alias_json(r.alias, state_.clock()));
+}
+
+Reply Service::call(const Route& route, const std::string* caller) {
+  if (!caller || caller->empty()) return {error(400, "missing or empty parameter \"caller\" (the calling number)")};
+  if (!config_.faults.has(Fault::binding_racy))
+    return {call_answer(route, *caller, state_.call(route.id, route.alias, *caller))};
+  // Check, yield, then bind: racing callers can all pass the check.
+  CallResult checked = state_.call_check(route.id, route.alias, *caller);
+  if (checked.status != CallStatus::connected) return {call_answer(route, *caller, checked)};
+  Reply reply;
+  reply.wait = kRacyBindYield;
+  reply.then = [this, route, caller = *caller] {
+    return call_answer(route, caller, state_.call_apply(route.id, route.alias, caller));
+  };
+  return reply;
+}
+
+Response Service::call_answer(const Route& route, const std::string& caller, const CallResult& r) const {
+  switch (r.status) {
+    case CallStatus::unknown_channel: return unknown_channel(route);
+    case CallStatus::unknown_alias: return unknown_alias(route);
+    case CallStatus::locked:
+      return error(403, "alias " + quoted(route.alias) + " is tagged and bound to another caller until " +
+                            (r.alias.expires_at ? state_.clock().rfc3339(*r.alias.expires_at) : "its tag ends"));
+    case CallStatus::connected: break;
+  }
+  return ok(json::object{{"alias", route.alias}, {"caller", caller}, {"connected", true}});
 }
 
 }  // namespace crh::reference

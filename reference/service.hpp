@@ -59,8 +59,21 @@ class Service {
  private:
   struct Route;
   Reply dispatch(const Route& route, const Request& request);
+  Response unknown_agent(const Route& route) const;
   Response unknown_channel(const Route& route) const;
   Response unknown_alias(const Route& route) const;
+
+  // One endpoint each; a parameter is null when the request did not send it.
+  Response list_agents() const;
+  Response get_agent(const Route& route) const;
+  Response set_snoozed(const Route& route, bool snooze);
+  Response db_get(const Route& route) const;
+  Response db_set(const Route& route, const std::string* value);
+  Response list_aliases(const Route& route) const;
+  Reply tag(const Route& route, const std::string* name, const std::string* minutes_text);
+  Response untag(const Route& route);
+  Reply call(const Route& route, const std::string* caller);
+  Response call_answer(const Route& route, const std::string& caller, const CallResult& result) const;
 
   ServiceConfig config_;
   State state_;

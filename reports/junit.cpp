@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
+#include "core/result_keys.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
@@ -19,7 +20,9 @@ std::string xml_escape(std::string_view text) {
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
-      case '\t': case '\n': case '\r': out.push_back(static_cast<char>(c)); break;
+      case '\t':
+      case '\n':
+      case '\r': out.push_back(static_cast<char>(c)); break;
       default: out.push_back(c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c));  // not allowed in XML 1.0
     }
   }
@@ -28,239 +31,269 @@ std::string xml_escape(std::string_view text) {
 
 namespace {
 
+namespace k = core::keys;
+using core::DocView;
+
 std::string seconds(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f", ms / 1000.0);
   return buf;
 }
 
-std::string evidence_text(const json::value& check) {
+std::string evidence_text(const DocView& check) {
   std::string out;
-  for (const auto& f : check.at("findings").as_array())
-    out += str(f, "severity") + " " + str(f, "rule") + ": " + str(f, "text") + "\n";
-  if (!check.at("evidence").as_array().empty()) out += "Exchanges (export CRH_API_KEY to rerun):\n";
-  for (const auto& e : check.at("evidence").as_array()) out += "$ " + str(e, "curl") + "\n  -> " + str(e, "answer") + "\n";
+  for (const auto& f : check[k::check::findings].items())
+    out += clean(f[k::finding::severity]) + " " + clean(f[k::finding::rule]) + ": " + clean(f[k::finding::text]) + "\n";
+  const auto evidence = check[k::check::evidence].items();
+  if (!evidence.empty()) out += "Exchanges (export CRH_API_KEY to rerun):\n";
+  for (const auto& e : evidence)
+    out += "$ " + clean(e[k::evidence::curl]) + "\n  -> " + clean(e[k::evidence::answer]) + "\n";
   return out;
 }
 
-std::string rules_text(const json::value& check) {
+std::string rules_text(const DocView& check) {
   std::string out;
-  for (const auto& r : check.at("rules").as_array()) out += (out.empty() ? "" : " ") + std::string(r.as_string());
+  for (const auto& r : check[k::check::rules].items()) out += (out.empty() ? "" : " ") + r.str();
   return out;
 }
+
+// What one testsuite holds: its testcases and their tally.
+struct Suite {
+  std::string cases;
+  long tests = 0, failures = 0, errors = 0, skipped = 0;
+  double ms = 0;
+  bool untimed = false;  // time="0": the rules take no time of their own
+};
 
 struct Totals {
   long total = 0, failures = 0, errors = 0, skipped = 0;
 };
 
-std::string suite_xml(const std::string& name, long n, long f, long e, long s, double ms, const std::string& timestamp,
-                      const std::string& cases, Totals& totals) {
-  totals.total += n;
-  totals.failures += f;
-  totals.errors += e;
-  totals.skipped += s;
-  return "  <testsuite name=\"" + xml_escape(name) + "\" tests=\"" + std::to_string(n) + "\" failures=\"" + std::to_string(f) +
-         "\" errors=\"" + std::to_string(e) + "\" skipped=\"" + std::to_string(s) + "\" time=\"" + seconds(ms) +
-         "\" timestamp=\"" + xml_escape(timestamp) + "\">\n" + cases + "  </testsuite>\n";
+std::string suite_xml(const std::string& name, const Suite& s, const std::string& timestamp, Totals& totals) {
+  totals.total += s.tests;
+  totals.failures += s.failures;
+  totals.errors += s.errors;
+  totals.skipped += s.skipped;
+  return "  <testsuite name=\"" + xml_escape(name) + "\" tests=\"" + std::to_string(s.tests) + "\" failures=\"" +
+         std::to_string(s.failures) + "\" errors=\"" + std::to_string(s.errors) + "\" skipped=\"" +
+         std::to_string(s.skipped) + "\" time=\"" + (s.untimed ? std::string("0") : seconds(s.ms)) + "\" timestamp=\"" +
+         xml_escape(timestamp) + "\">\n" + s.cases + "  </testsuite>\n";
+}
+
+std::string timestamp_of(const DocView& doc) { return clean(doc[k::envelope::started_at]).substr(0, 19); }
+
+// A check as a testcase: a failure with its evidence, an indeterminate one as an error, a skip with its reason.
+void add_check_case(const DocView& c, const std::string& suite_name, Suite& suite) {
+  namespace ch = k::check;
+  ++suite.tests;
+  const std::string outcome = clean(c[ch::outcome]);
+  const std::string message = clean(c[ch::message]);
+  const double ms = c[ch::duration_ms].num();
+  suite.ms += ms;
+  std::string& cases = suite.cases;
+  cases += "    <testcase classname=\"crh.contract." + xml_escape(suite_name) + "\" name=\"" +
+           xml_escape(clean(c[ch::id])) + "\" time=\"" + seconds(ms) + "\">\n";
+  const std::string header =
+      clean(c[ch::severity]) + " check covering " + rules_text(c) + ": " + clean(c[ch::summary]) + "\n";
+  if (outcome == "fail") {
+    ++suite.failures;
+    cases += "      <failure type=\"" + clean(c[ch::severity]) + "\" message=\"" + xml_escape(message) + "\">" +
+             xml_escape(header + evidence_text(c)) + "</failure>\n";
+  } else if (outcome == "indeterminate") {
+    ++suite.errors;
+    cases += "      <error type=\"indeterminate\" message=\"" + xml_escape(message) + "\">" +
+             xml_escape(header + "The outcome is unknown (no answer); this is not a failure of the target.\n" +
+                        evidence_text(c)) +
+             "</error>\n";
+  } else if (outcome == "skip") {
+    ++suite.skipped;
+    cases += "      <skipped message=\"" + xml_escape(message) + "\"/>\n";
+  } else if (outcome == "warn") {
+    cases += "      <system-out>" +
+             xml_escape("WARNING (SHOULD, a failure with --strict): " + message + "\n" + header + evidence_text(c)) +
+             "</system-out>\n";
+  } else {
+    cases += "      <system-out>" + xml_escape(header) + "</system-out>\n";
+  }
+  cases += "    </testcase>\n";
+}
+
+// A rule of the catalogue as a testcase, failing when a check covering it failed.
+void add_rule_case(const DocView& rule, Suite& suite) {
+  ++suite.tests;
+  const std::string outcome = clean(rule[k::rule::outcome]);
+  const std::string id = clean(rule[k::rule::id]);
+  std::string listing =
+      "Spec section " + clean(rule[k::rule::section]) + ": " + clean(rule[k::rule::text]) + "\nChecks:\n";
+  const auto checks = rule[k::rule::checks].items();
+  for (const auto& c : checks)
+    listing += "  " + clean(c[k::rule_check::outcome]) + "  " + clean(c[k::rule_check::id]) + " (" +
+               clean(c[k::rule_check::severity]) + ")\n";
+  if (checks.empty()) listing += "  (none selected)\n";
+  std::string& cases = suite.cases;
+  cases += "    <testcase classname=\"crh.contract.rules\" name=\"" +
+           xml_escape(id + " " + clean(rule[k::rule::text])) + "\" time=\"0\">\n";
+  if (outcome == "fail") {
+    ++suite.failures;
+    cases += "      <failure type=\"rule\" message=\"a check covering " + xml_escape(id) + " failed\">" +
+             xml_escape(listing) + "</failure>\n";
+  } else if (outcome == "indeterminate") {
+    ++suite.errors;
+    cases += "      <error type=\"indeterminate\" message=\"a check covering " + xml_escape(id) + " got no answer\">" +
+             xml_escape(listing) + "</error>\n";
+  } else if (outcome == "warn") {
+    cases += "      <system-out>" + xml_escape("WARNING (SHOULD): a check covering it warned\n" + listing) +
+             "</system-out>\n";
+  } else if (outcome == "uncovered" || outcome == "skip") {
+    ++suite.skipped;
+    cases += "      <skipped message=\"" +
+             xml_escape(outcome == "skip" ? "every check covering it was skipped" : "no selected check covers it") +
+             "\"/>\n      <system-out>" + xml_escape(listing) + "</system-out>\n";
+  } else {
+    cases += "      <system-out>" + xml_escape(listing) + "</system-out>\n";
+  }
+  cases += "    </testcase>\n";
 }
 
 // A testsuite per contract suite, and one of the rules.
-std::string contract_suites(const json::value& result, Totals& totals) {
-  const auto& checks = result.at("checks").as_array();
+std::string contract_suites(const DocView& result, Totals& totals) {
+  const auto checks = result[k::contract::checks].items();
+  const std::string timestamp = timestamp_of(result);
   std::string body;
-  long total = 0, failures = 0, errors = 0, skipped = 0;
-  double total_ms = 0;
-  const std::string timestamp = str(result, "started_at").substr(0, 19);
-
-  for (const auto& suite : result.at("suites").as_array()) {
-    const std::string name = str(suite, "name");
-    std::string cases;
-    long n = 0, f = 0, e = 0, s = 0;
-    double suite_ms = 0;
-    for (const auto& c : checks) {
-      if (str(c, "suite") != name) continue;
-      ++n;
-      const std::string outcome = str(c, "outcome");
-      const double ms = c.at("duration_ms").to_number<double>();
-      suite_ms += ms;
-      cases += "    <testcase classname=\"crh.contract." + xml_escape(name) + "\" name=\"" + xml_escape(str(c, "id")) +
-               "\" time=\"" + seconds(ms) + "\">\n";
-      const std::string header = str(c, "severity") + " check covering " + rules_text(c) + ": " + str(c, "summary") + "\n";
-      if (outcome == "fail") {
-        ++f;
-        cases += "      <failure type=\"" + str(c, "severity") + "\" message=\"" + xml_escape(str(c, "message")) + "\">" +
-                 xml_escape(header + evidence_text(c)) + "</failure>\n";
-      } else if (outcome == "indeterminate") {
-        ++e;
-        cases += "      <error type=\"indeterminate\" message=\"" + xml_escape(str(c, "message")) + "\">" +
-                 xml_escape(header + "The outcome is unknown (no answer); this is not a failure of the target.\n" +
-                            evidence_text(c)) +
-                 "</error>\n";
-      } else if (outcome == "skip") {
-        ++s;
-        cases += "      <skipped message=\"" + xml_escape(str(c, "message")) + "\"/>\n";
-      } else if (outcome == "warn") {
-        cases += "      <system-out>" +
-                 xml_escape("WARNING (SHOULD, a failure with --strict): " + str(c, "message") + "\n" + header +
-                            evidence_text(c)) +
-                 "</system-out>\n";
-      } else {
-        cases += "      <system-out>" + xml_escape(header) + "</system-out>\n";
-      }
-      cases += "    </testcase>\n";
-    }
-    body += "  <testsuite name=\"" + xml_escape(name) + "\" tests=\"" + std::to_string(n) + "\" failures=\"" +
-            std::to_string(f) + "\" errors=\"" + std::to_string(e) + "\" skipped=\"" + std::to_string(s) +
-            "\" time=\"" + seconds(suite_ms) + "\" timestamp=\"" + xml_escape(timestamp) + "\">\n" + cases +
-            "  </testsuite>\n";
-    total += n;
-    failures += f;
-    errors += e;
-    skipped += s;
-    total_ms += suite_ms;
+  for (const auto& s : result[k::contract::suites].items()) {
+    const std::string name = clean(s[k::suite::name]);
+    Suite suite;
+    for (const auto& c : checks)
+      if (clean(c[k::check::suite]) == name) add_check_case(c, name, suite);
+    body += suite_xml(name, suite, timestamp, totals);
   }
-
-  // The rule coverage: one testcase per rule, failing when a check covering it failed.
-  std::string cases;
-  long n = 0, f = 0, e = 0, s = 0;
-  for (const auto& rule : result.at("rules").as_array()) {
-    ++n;
-    const std::string outcome = str(rule, "outcome");
-    std::string listing = "Spec section " + str(rule, "section") + ": " + str(rule, "text") + "\nChecks:\n";
-    for (const auto& c : rule.at("checks").as_array())
-      listing += "  " + str(c, "outcome") + "  " + str(c, "id") + " (" + str(c, "severity") + ")\n";
-    if (rule.at("checks").as_array().empty()) listing += "  (none selected)\n";
-    cases += "    <testcase classname=\"crh.contract.rules\" name=\"" + xml_escape(str(rule, "id") + " " + str(rule, "text")) +
-             "\" time=\"0\">\n";
-    if (outcome == "fail") {
-      ++f;
-      cases += "      <failure type=\"rule\" message=\"a check covering " + xml_escape(str(rule, "id")) + " failed\">" +
-               xml_escape(listing) + "</failure>\n";
-    } else if (outcome == "indeterminate") {
-      ++e;
-      cases += "      <error type=\"indeterminate\" message=\"a check covering " + xml_escape(str(rule, "id")) +
-               " got no answer\">" + xml_escape(listing) + "</error>\n";
-    } else if (outcome == "warn") {
-      cases += "      <system-out>" + xml_escape("WARNING (SHOULD): a check covering it warned\n" + listing) +
-               "</system-out>\n";
-    } else if (outcome == "uncovered" || outcome == "skip") {
-      ++s;
-      cases += "      <skipped message=\"" +
-               xml_escape(outcome == "skip" ? "every check covering it was skipped" : "no selected check covers it") +
-               "\"/>\n      <system-out>" + xml_escape(listing) + "</system-out>\n";
-    } else {
-      cases += "      <system-out>" + xml_escape(listing) + "</system-out>\n";
-    }
-    cases += "    </testcase>\n";
-  }
-  body += "  <testsuite name=\"rules\" tests=\"" + std::to_string(n) + "\" failures=\"" + std::to_string(f) +
-          "\" errors=\"" + std::to_string(e) + "\" skipped=\"" + std::to_string(s) + "\" time=\"0\" timestamp=\"" + xml_escape(timestamp) +
-          "\">\n" + cases + "  </testsuite>\n";
-  total += n;
-  failures += f;
-  errors += e;
-  skipped += s;
-  totals.total += total;
-  totals.failures += failures;
-  totals.errors += errors;
-  totals.skipped += skipped;
-  (void)total_ms;
-  return body;
+  Suite rules;
+  rules.untimed = true;
+  for (const auto& rule : result[k::contract::rules].items()) add_rule_case(rule, rules);
+  return body + suite_xml("rules", rules, timestamp, totals);
 }
 
 // A load result: the race's invariant, each threshold, and what was measured.
-std::string load_suite(const json::value& load, Totals& totals) {
-  const std::string scenario = str(load.at("config"), "scenario");
-  const std::string timestamp = str(load, "started_at").substr(0, 19);
+std::string load_suite(const DocView& load, Totals& totals) {
+  const std::string scenario = clean(load[k::envelope::config][k::load_config::scenario]);
   const std::string classname = "crh.load." + xml_escape(scenario);
-  std::string cases;
-  long n = 0, f = 0, e = 0;
-  const auto& totals_json = load.at("totals");
-  const auto& verdict = load.at("verdict");
-  ++n;
-  cases += "    <testcase classname=\"" + classname + "\" name=\"completed\" time=\"" + seconds(num(totals_json, "measured_s") * 1000) + "\">\n";
-  std::string summary = fixed(num(totals_json, "requests"), 0) + " requests, " + fixed(num(totals_json, "achieved_rate"), 0) +
-                        "/s, " + fixed(num(totals_json, "errors"), 0) + " errors\n";
-  for (const auto& why : verdict.at("invalid_reasons").as_array()) summary += "INVALID: " + std::string(why.as_string()) + "\n";
-  if (verdict.at("interrupted").as_bool()) {
-    ++e;
-    cases += "      <error type=\"interrupted\" message=\"the load was interrupted (Ctrl-C)\">" + xml_escape(summary) + "</error>\n";
+  const auto t = load[k::load::totals];
+  const auto verdict = load[k::envelope::verdict];
+  const double measured_ms = t[k::totals::measured_s].num() * 1000;
+  Suite suite;
+  ++suite.tests;
+  suite.cases +=
+      "    <testcase classname=\"" + classname + "\" name=\"completed\" time=\"" + seconds(measured_ms) + "\">\n";
+  std::string summary = fixed(t[k::totals::requests].num(), 0) + " requests, " +
+                        fixed(t[k::totals::achieved_rate].num(), 0) + "/s, " + fixed(t[k::totals::errors].num(), 0) +
+                        " errors\n";
+  for (const auto& why : verdict[k::verdict::invalid_reasons].items()) summary += "INVALID: " + why.str() + "\n";
+  if (verdict[k::verdict::interrupted].boolean()) {
+    ++suite.errors;
+    suite.cases += "      <error type=\"interrupted\" message=\"the load was interrupted (Ctrl-C)\">" +
+                   xml_escape(summary) + "</error>\n";
   } else {
-    cases += "      <system-out>" + xml_escape(summary) + "</system-out>\n";
+    suite.cases += "      <system-out>" + xml_escape(summary) + "</system-out>\n";
   }
-  cases += "    </testcase>\n";
-  if (const auto* race = load.as_object().if_contains("race")) {
-    ++n;
-    const double count = num(*race, "violation_count");
-    cases += "    <testcase classname=\"" + classname + "\" name=\"first caller wins: exactly one winner per round\" time=\"0\">\n";
-    std::string listing = fixed(num(*race, "rounds"), 0) + " rounds, " + fixed(count, 0) + " violation(s)\n";
-    for (const auto& v : race->at("violations").as_array()) listing += str(v, "kind") + " (round " + fixed(num(v, "round"), 0) + "): " + str(v, "explanation") + "\n";
+  suite.cases += "    </testcase>\n";
+  if (const auto race = load.find(k::load::race)) {
+    ++suite.tests;
+    const double count = race[k::race::violation_count].num();
+    suite.cases += "    <testcase classname=\"" + classname +
+                   "\" name=\"first caller wins: exactly one winner per round\" time=\"0\">\n";
+    std::string listing = fixed(race[k::race::rounds].num(), 0) + " rounds, " + fixed(count, 0) + " violation(s)\n";
+    for (const auto& v : race[k::race::violations].items())
+      listing += clean(v[k::violation::kind]) + " (round " + fixed(v[k::violation::round].num(), 0) +
+                 "): " + clean(v[k::violation::explanation]) + "\n";
     if (count > 0) {
-      ++f;
-      cases += "      <failure type=\"violation\" message=\"" + fixed(count, 0) + " invariant violation(s)\">" + xml_escape(listing) + "</failure>\n";
+      ++suite.failures;
+      suite.cases += "      <failure type=\"violation\" message=\"" + fixed(count, 0) + " invariant violation(s)\">" +
+                     xml_escape(listing) + "</failure>\n";
     } else {
-      cases += "      <system-out>" + xml_escape(listing) + "</system-out>\n";
+      suite.cases += "      <system-out>" + xml_escape(listing) + "</system-out>\n";
     }
-    cases += "    </testcase>\n";
+    suite.cases += "    </testcase>\n";
   }
-  for (const auto& t : load.at("thresholds").as_array()) {
-    ++n;
-    cases += "    <testcase classname=\"" + classname + ".thresholds\" name=\"" + xml_escape(str(t, "expression")) + "\" time=\"0\">\n";
-    if (!t.at("held").as_bool()) {
-      ++f;
-      cases += "      <failure type=\"threshold\" message=\"" + xml_escape(str(t, "description")) + "\"/>\n";
+  for (const auto& th : load[k::load::thresholds].items()) {
+    ++suite.tests;
+    const std::string description = xml_escape(clean(th[k::threshold::description]));
+    suite.cases += "    <testcase classname=\"" + classname + ".thresholds\" name=\"" +
+                   xml_escape(clean(th[k::threshold::expression])) + "\" time=\"0\">\n";
+    if (!th[k::threshold::held].boolean()) {
+      ++suite.failures;
+      suite.cases += "      <failure type=\"threshold\" message=\"" + description + "\"/>\n";
     } else {
-      cases += "      <system-out>" + xml_escape(str(t, "description")) + "</system-out>\n";
+      suite.cases += "      <system-out>" + description + "</system-out>\n";
     }
-    cases += "    </testcase>\n";
+    suite.cases += "    </testcase>\n";
   }
-  return suite_xml("load." + scenario, n, f, e, 0, num(totals_json, "measured_s") * 1000, timestamp, cases, totals);
+  suite.ms = measured_ms;
+  return suite_xml("load." + scenario, suite, timestamp_of(load), totals);
 }
 
 // A testcase per compared figure, failing where it regressed beyond the limit.
-std::string regression_suite(const json::value& comparison, const std::string& timestamp, Totals& totals) {
-  std::string cases;
-  long n = 0, f = 0;
-  const double limit = num(comparison, "max_regression_pct");
-  for (const auto& fig : comparison.at("figures").as_array()) {
-    ++n;
-    const std::string name = str(fig, "scenario") + " " + str(fig, "operation") + " " + str(fig, "figure");
-    const std::string change = fig.at("change_pct").is_number() ? fixed(fig.at("change_pct").to_number<double>(), 1) + "%" : "new";
-    const std::string line = str(fig, "figure") + " of " + str(fig, "operation") + " (" + str(fig, "scenario") + " load) was " +
-                             format_figure(str(fig, "unit"), num(fig, "baseline")) + " in the baseline and is " +
-                             format_figure(str(fig, "unit"), num(fig, "current")) + " now (" + (change[0] == '-' || change == "new" ? "" : "+") +
-                             change + "; limit " + fixed(limit, 1) + "% worse)";
-    cases += "    <testcase classname=\"crh.regressions\" name=\"" + xml_escape(name) + "\" time=\"0\">\n";
-    if (fig.at("regressed").as_bool()) {
-      ++f;
-      cases += "      <failure type=\"regression\" message=\"" + xml_escape(line) + "\"/>\n";
+std::string regression_suite(const DocView& comparison, const std::string& timestamp, Totals& totals) {
+  namespace g = k::figure;
+  Suite suite;
+  const double limit = comparison[k::comparison::max_regression_pct].num();
+  for (const auto& fig : comparison[k::comparison::figures].items()) {
+    ++suite.tests;
+    const std::string unit = clean(fig[g::unit]), what = clean(fig[g::figure]), op = clean(fig[g::operation]);
+    const std::string scenario = clean(fig[g::scenario]);
+    const auto change_pct = fig[g::change_pct].maybe_num();  // null: the baseline was 0
+    const std::string change = change_pct ? fixed(*change_pct, 1) + "%" : "new";
+    const std::string line =
+        what + " of " + op + " (" + scenario + " load) was " + format_figure(unit, fig[g::baseline].num()) +
+        " in the baseline and is " + format_figure(unit, fig[g::current].num()) + " now (" +
+        (change[0] == '-' || change == "new" ? "" : "+") + change + "; limit " + fixed(limit, 1) + "% worse)";
+    suite.cases += "    <testcase classname=\"crh.regressions\" name=\"" +
+                   xml_escape(scenario + " " + op + " " + what) + "\" time=\"0\">\n";
+    if (fig[g::regressed].boolean()) {
+      ++suite.failures;
+      suite.cases += "      <failure type=\"regression\" message=\"" + xml_escape(line) + "\"/>\n";
     } else {
-      cases += "      <system-out>" + xml_escape(line) + "</system-out>\n";
+      suite.cases += "      <system-out>" + xml_escape(line) + "</system-out>\n";
     }
-    cases += "    </testcase>\n";
+    suite.cases += "    </testcase>\n";
   }
-  return suite_xml("regressions", n, f, 0, 0, 0, timestamp, cases, totals);
+  return suite_xml("regressions", suite, timestamp, totals);
+}
+
+// What the document lacked, as an error a CI server shows: the report above may be incomplete.
+std::string missing_suite(const DocView& doc, const std::string& timestamp, Totals& totals) {
+  const std::string footnote = doc.missing_footnote();
+  if (footnote.empty()) return {};
+  Suite suite;
+  suite.tests = suite.errors = 1;
+  suite.cases =
+      "    <testcase classname=\"crh.document\" name=\"every field the report reads is present\" time=\"0\">\n"
+      "      <error type=\"missing\" message=\"" +
+      xml_escape(footnote) + "\">" + xml_escape(clean(footnote) + "\nThe testcases above show what was there.\n") +
+      "</error>\n    </testcase>\n";
+  return suite_xml("document", suite, timestamp, totals);
 }
 
 }  // namespace
 
 std::string junit_xml(const json::value& result) {
+  const DocView doc(result);
   Totals totals;
   std::string body;
-  const std::string kind = str(result, "kind");
-  const std::string timestamp = str(result, "started_at").substr(0, 19);
-  if (kind == "contract") body = contract_suites(result, totals);
-  else if (kind == "load") body = load_suite(result, totals);
+  const std::string kind = clean(doc[k::envelope::kind]);
+  const std::string timestamp = timestamp_of(doc);
+  if (kind == k::kind_contract) body = contract_suites(doc, totals);
+  else if (kind == k::kind_load) body = load_suite(doc, totals);
   else {
-    if (const auto* c = result.as_object().if_contains("contract"); c && c->is_object()) body += contract_suites(*c, totals);
-    for (const auto& l : result.at("loads").as_array()) body += load_suite(l, totals);
-    if (const auto* c = result.as_object().if_contains("comparison"); c && c->is_object())
-      body += regression_suite(*c, timestamp, totals);
+    if (const auto c = doc[k::run::contract]; c.is_object()) body += contract_suites(c, totals);
+    for (const auto& l : doc[k::run::loads].items()) body += load_suite(l, totals);
+    if (const auto c = doc[k::run::comparison]; c.is_object()) body += regression_suite(c, timestamp, totals);
   }
+  const double duration_ms = doc[k::envelope::duration_ms].num();
+  body += missing_suite(doc, timestamp, totals);
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"crh " + xml_escape(kind) + "\" tests=\"" +
          std::to_string(totals.total) + "\" failures=\"" + std::to_string(totals.failures) + "\" errors=\"" +
          std::to_string(totals.errors) + "\" skipped=\"" + std::to_string(totals.skipped) + "\" time=\"" +
-         seconds(result.at("duration_ms").to_number<double>()) + "\">\n" + body + "</testsuites>\n";
+         seconds(duration_ms) + "\">\n" + body + "</testsuites>\n";
 }
 
 }  // namespace crh::reports

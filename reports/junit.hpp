@@ -3,6 +3,7 @@
 // testsuite with a testcase per rule of the catalogue and its checks; per load
 // a testsuite with the race's invariant and a testcase per threshold; and a
 // "regressions" testsuite with a testcase per figure compared with a baseline.
+// Fields the document lacks are named in a last "document" testsuite, as an error.
 #pragma once
 
 #include <boost/json/value.hpp>

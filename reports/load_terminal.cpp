@@ -4,10 +4,13 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
+#include "core/result_keys.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
 namespace json = boost::json;
+namespace k = core::keys;
+using core::DocView;
 namespace {
 
 std::string right(std::string s, std::size_t width) {
@@ -19,88 +22,108 @@ std::string left(std::string s, std::size_t width) {
   return s;
 }
 
+bool open_loop_of(const DocView& doc) { return doc[k::load::totals][k::totals::intended_rate].num() > 0; }
+
+// A row per operation, with the answers besides 200 under it.
+std::string operations_table(const DocView& doc) {
+  namespace l = k::latency;
+  namespace o = k::operation;
+  const bool open_loop = open_loop_of(doc);
+  std::string out = left("operation", 13) + right("count", 9) + right("rate/s", 10) + right("errors", 8) +
+                    right("refused", 9) + right("p50", 10) + right("p90", 10) + right("p99", 10) + right("p99.9", 10) +
+                    right("max", 10) + right("mean", 10) + (open_loop ? right("p99 sent", 11) : "") + "\n";
+  for (const auto& [name, op] : doc[k::load::operations].fields()) {
+    const auto lat = op[o::latency];
+    out += left(clean(name), 13) + right(fixed(op[o::count].num(), 0), 9) + right(fixed(op[o::rate].num(), 0), 10) +
+           right(fixed(op[o::errors].num(), 0), 8) + right(fixed(op[o::refusals].num(), 0), 9) +
+           right(format_ns(lat[l::p50_ns].num()), 10) + right(format_ns(lat[l::p90_ns].num()), 10) +
+           right(format_ns(lat[l::p99_ns].num()), 10) + right(format_ns(lat[l::p999_ns].num()), 10) +
+           right(format_ns(lat[l::max_ns].num()), 10) + right(format_ns(lat[l::mean_ns].num()), 10) +
+           (open_loop ? right(format_ns(op[o::latency_uncorrected][l::p99_ns].num()), 11) : "") + "\n";
+    std::string detail;
+    for (const auto& [code, n] : op[o::statuses].fields())
+      if (code != "200") detail += " HTTP " + clean(code) + "×" + fixed(n.num(), 0);
+    for (const auto& [why, n] : op[o::failures].fields()) detail += " " + clean(why) + "×" + fixed(n.num(), 0);
+    if (!detail.empty()) out += left("", 13) + "  answers besides 200:" + detail + "\n";
+  }
+  if (open_loop)
+    out +=
+        "Latency is measured from when each request was due (no coordinated omission); "
+        "\"p99 sent\" is the uncorrected figure, from when it was sent.\n";
+  return out;
+}
+
+std::string race_section(const DocView& race, const TerminalStyle& style) {
+  namespace r = k::race;
+  const auto skew = race[r::skew];
+  std::string winners;
+  for (const auto& [n, rounds] : race[r::winners].fields())
+    winners += " " + clean(n) + " winner(s)×" + fixed(rounds.num(), 0);
+  std::string out = "\nrace: " + fixed(race[r::rounds].num(), 0) + " rounds of " + fixed(race[r::callers].num(), 0) +
+                    " callers;" + (winners.empty() ? " no round measured" : winners) + "\n";
+  out += "  release skew (first to last caller's send): p50 " + format_ns(skew[k::latency::p50_ns].num()) + ", p99 " +
+         format_ns(skew[k::latency::p99_ns].num()) + ", max " + format_ns(skew[k::latency::max_ns].num()) + "\n";
+  if (const double busy = race[r::tag_busy].num(); busy > 0)
+    out += "  tags answered 409 (every alias tagged): " + fixed(busy, 0) + "\n";
+  const double violations = race[r::violation_count].num();
+  out +=
+      "  violations: " + (violations > 0 ? paint(style.color, fixed(violations, 0), "1;31") : std::string("0")) + "\n";
+  std::size_t shown = 0;
+  for (const auto& v : race[r::violations].items()) {
+    if (!style.verbose && ++shown > 5) {
+      out += "  … " + fixed(violations - 5, 0) + " more in the --json document (or run with --verbose)\n";
+      break;
+    }
+    out += "  " + paint(style.color, "VIOLATION", "1;31") + " " + clean(v[k::violation::kind]) + " (round " +
+           fixed(v[k::violation::round].num(), 0) + "): " + clean(v[k::violation::explanation]) + "\n";
+  }
+  return out;
+}
+
+// The generator's own figures, what made the run invalid or incomplete, and the verdict.
+std::string verdict_lines(const DocView& doc, const TerminalStyle& style) {
+  namespace t = k::totals;
+  const auto totals = doc[k::load::totals];
+  const bool open_loop = open_loop_of(doc);
+  std::string out = "\ngenerator: " + fixed(totals[t::achieved_rate].num(), 0) + " req/s achieved" +
+                    (open_loop ? " of " + fixed(totals[t::intended_rate].num(), 0) + " intended" : std::string()) +
+                    "; busiest thread " + fixed(totals[t::generator_cpu].num() * 100, 0) + "% of a core\n";
+  const auto verdict = doc[k::envelope::verdict];
+  for (const auto& why : verdict[k::verdict::invalid_reasons].items())
+    out += paint(style.color, "INVALID", "1;33") + ": " + clean(why) + "\n";
+  for (const auto& p : doc[k::load::restore_problems].items()) out += "not restored: " + clean(p) + "\n";
+  if (verdict[k::verdict::interrupted].boolean()) out += "interrupted: the figures cover the time until Ctrl-C\n";
+  const bool passed = clean(verdict[k::verdict::status]) == "passed";
+  out += "verdict: " + (passed ? paint(style.color, "PASSED", "1;32") : paint(style.color, "FAILED", "1;31")) + " (" +
+         clean(verdict[k::verdict::reason]) + ")\n";
+  return out;
+}
+
 }  // namespace
 
-std::string load_summary(const json::value& doc, const TerminalStyle& style) {
-  std::string out;
-  const auto& config = doc.at("config");
-  const auto& target = doc.at("target");
-  const std::string scenario = str(config, "scenario");
-  const auto& totals = doc.at("totals");
-  const bool open_loop = num(totals, "intended_rate") > 0;
-  out += "crh load: " + scenario + " on " + str(target, "base_url") + ", channel " + str(target, "channel") +
-         (target.at("embedded").as_bool() ? " (the embedded reference service)" : "") + "; " +
-         fixed(num(totals, "measured_s"), 1) + " s measured\n\n";
-
-  if (!style.quiet) {
-    out += left("operation", 13) + right("count", 9) + right("rate/s", 10) + right("errors", 8) + right("refused", 9) +
-           right("p50", 10) + right("p90", 10) + right("p99", 10) + right("p99.9", 10) + right("max", 10) +
-           right("mean", 10) + (open_loop ? right("p99 sent", 11) : "") + "\n";
-    for (const auto& [name, op] : doc.at("operations").as_object()) {
-      const auto& l = op.at("latency");
-      out += left(clean(name), 13) + right(fixed(num(op, "count"), 0), 9) + right(fixed(num(op, "rate"), 0), 10) +
-             right(fixed(num(op, "errors"), 0), 8) + right(fixed(num(op, "refusals"), 0), 9) +
-             right(format_ns(num(l, "p50_ns")), 10) + right(format_ns(num(l, "p90_ns")), 10) +
-             right(format_ns(num(l, "p99_ns")), 10) + right(format_ns(num(l, "p999_ns")), 10) +
-             right(format_ns(num(l, "max_ns")), 10) + right(format_ns(num(l, "mean_ns")), 10) +
-             (open_loop ? right(format_ns(num(op.at("latency_uncorrected"), "p99_ns")), 11) : "") + "\n";
-      std::string detail;
-      for (const auto& [code, n] : op.at("statuses").as_object())
-        if (code != "200") detail += " HTTP " + clean(code) + "×" + fixed(n.to_number<double>(), 0);
-      for (const auto& [why, n] : op.at("failures").as_object())
-        detail += " " + clean(why) + "×" + fixed(n.to_number<double>(), 0);
-      if (!detail.empty()) out += left("", 13) + "  answers besides 200:" + detail + "\n";
-    }
-    if (open_loop)
-      out += "Latency is measured from when each request was due (no coordinated omission); "
-             "\"p99 sent\" is the uncorrected figure, from when it was sent.\n";
-  }
-
-  if (const auto* race = doc.as_object().if_contains("race")) {
-    const auto& skew = race->at("skew");
-    std::string winners;
-    for (const auto& [n, rounds] : race->at("winners").as_object())
-      winners += " " + clean(n) + " winner(s)×" + fixed(rounds.to_number<double>(), 0);
-    out += "\nrace: " + fixed(num(*race, "rounds"), 0) + " rounds of " + fixed(num(*race, "callers"), 0) +
-           " callers;" + (winners.empty() ? " no round measured" : winners) + "\n";
-    out += "  release skew (first to last caller's send): p50 " + format_ns(num(skew, "p50_ns")) + ", p99 " +
-           format_ns(num(skew, "p99_ns")) + ", max " + format_ns(num(skew, "max_ns")) + "\n";
-    if (num(*race, "tag_busy") > 0)
-      out += "  tags answered 409 (every alias tagged): " + fixed(num(*race, "tag_busy"), 0) + "\n";
-    const double violations = num(*race, "violation_count");
-    out += "  violations: " + (violations > 0 ? paint(style.color, fixed(violations, 0), "1;31") : std::string("0")) +
-           "\n";
-    std::size_t shown = 0;
-    for (const auto& v : race->at("violations").as_array()) {
-      if (!style.verbose && ++shown > 5) {
-        out += "  … " + fixed(violations - 5, 0) + " more in the --json document (or run with --verbose)\n";
-        break;
-      }
-      out += "  " + paint(style.color, "VIOLATION", "1;31") + " " + str(v, "kind") + " (round " +
-             fixed(num(v, "round"), 0) + "): " + str(v, "explanation") + "\n";
-    }
-  }
-
-  const auto& thresholds = doc.at("thresholds").as_array();
+std::string load_summary(const DocView& doc, const TerminalStyle& style) {
+  const auto target = doc[k::envelope::target];
+  std::string out = "crh load: " + clean(doc[k::envelope::config][k::load_config::scenario]) + " on " +
+                    clean(target[k::target::base_url]) + ", channel " + clean(target[k::target::channel]) +
+                    (target[k::target::embedded].boolean() ? " (the embedded reference service)" : "") + "; " +
+                    fixed(doc[k::load::totals][k::totals::measured_s].num(), 1) + " s measured\n\n";
+  if (!style.quiet) out += operations_table(doc);
+  if (const auto race = doc.find(k::load::race)) out += race_section(race, style);
+  const auto thresholds = doc[k::load::thresholds].items();
   if (!thresholds.empty()) {
     out += "\nthresholds:\n";
     for (const auto& t : thresholds)
-      out += "  " + paint(style.color, str(t, "description"), t.at("held").as_bool() ? "32" : "1;31") + "\n";
+      out += "  " +
+             paint(style.color, clean(t[k::threshold::description]), t[k::threshold::held].boolean() ? "32" : "1;31") +
+             "\n";
   }
+  return out + verdict_lines(doc, style);
+}
 
-  out += "\ngenerator: " + fixed(num(totals, "achieved_rate"), 0) + " req/s achieved" +
-         (open_loop ? " of " + fixed(num(totals, "intended_rate"), 0) + " intended" : std::string()) +
-         "; busiest thread " + fixed(num(totals, "generator_cpu") * 100, 0) + "% of a core\n";
-  const auto& verdict = doc.at("verdict");
-  for (const auto& why : verdict.at("invalid_reasons").as_array())
-    out += paint(style.color, "INVALID", "1;33") + ": " + clean(why.as_string()) + "\n";
-  for (const auto& p : doc.at("restore_problems").as_array())
-    out += "not restored: " + clean(p.as_string()) + "\n";
-  if (verdict.at("interrupted").as_bool()) out += "interrupted: the figures cover the time until Ctrl-C\n";
-  const bool passed = str(verdict, "status") == "passed";
-  out += "verdict: " + (passed ? paint(style.color, "PASSED", "1;32") : paint(style.color, "FAILED", "1;31")) + " (" +
-         str(verdict, "reason") + ")\n";
-  return out;
+std::string load_summary(const json::value& result, const TerminalStyle& style) {
+  const DocView doc(result);
+  std::string out = load_summary(doc, style);
+  return out + missing_line(doc);
 }
 
 }  // namespace crh::reports

@@ -10,6 +10,10 @@
 
 namespace crh::reports {
 
+// Ends with a line naming the fields the document lacked, if any.
 std::string load_summary(const boost::json::value& result, const TerminalStyle& style);
+
+// The same of a view into a larger document, without that line.
+std::string load_summary(const core::DocView& result, const TerminalStyle& style);
 
 }  // namespace crh::reports

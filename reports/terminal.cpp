@@ -4,13 +4,16 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
+#include "core/result_keys.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
 namespace json = boost::json;
+namespace k = core::keys;
+using core::DocView;
 namespace {
 
-long count(const json::value& counts, std::string_view key) { return counts.at(key).to_number<long>(); }
+long count(const DocView& counts, std::string_view key) { return static_cast<long>(counts[key].count()); }
 
 std::string pad(std::string s, std::size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
@@ -23,8 +26,13 @@ struct Painter {
     return on ? std::string("\x1b[") + code + "m" + text + "\x1b[0m" : text;
   }
   std::string outcome(const std::string& o) const {
-    const std::string label = pad(o == "indeterminate" ? "INDET" : o == "pass" ? "PASS" : o == "warn" ? "WARN"
-                                                                  : o == "fail" ? "FAIL" : o == "skip" ? "SKIP" : o, 5);
+    const std::string label = pad(o == "indeterminate" ? "INDET"
+                                  : o == "pass"        ? "PASS"
+                                  : o == "warn"        ? "WARN"
+                                  : o == "fail"        ? "FAIL"
+                                  : o == "skip"        ? "SKIP"
+                                                       : o,
+                                  5);
     if (o == "fail") return (*this)(label, "1;31");
     if (o == "warn" || o == "indeterminate") return (*this)(label, "33");
     if (o == "pass") return (*this)(label, "32");
@@ -32,80 +40,115 @@ struct Painter {
   }
 };
 
-std::string rules_of(const json::value& c) {
+std::string rules_of(const DocView& c) {
   std::string out;
-  for (const auto& r : c.at("rules").as_array()) out += " " + std::string(r.as_string());
+  for (const auto& r : c[k::check::rules].items()) out += " " + r.str();
+  return out;
+}
+
+// A check's findings besides its message, and its exchanges (six unless verbose).
+std::string check_detail(const DocView& c, const TerminalStyle& style) {
+  std::string out;
+  const std::string message = clean(c[k::check::message]);
+  for (const auto& f : c[k::check::findings].items())
+    if (clean(f[k::finding::text]) != message)
+      out += "      also " + clean(f[k::finding::severity]) + " " + clean(f[k::finding::rule]) + ": " +
+             clean(f[k::finding::text]) + "\n";
+  const auto evidence = c[k::check::evidence].items();
+  const std::size_t shown = style.verbose ? evidence.size() : std::min<std::size_t>(evidence.size(), 6);
+  for (std::size_t i = 0; i < shown; ++i)
+    out += "      $ " + clean(evidence[i][k::evidence::curl]) + "\n        -> " +
+           clean(evidence[i][k::evidence::answer]) + "\n";
+  if (shown < evidence.size())
+    out += "      (" + std::to_string(evidence.size() - shown) + " more exchanges: --verbose or the --json file)\n";
+  return out;
+}
+
+// Failures, warnings and undecided checks (every check when verbose), with how to rerun them.
+std::string checks_listing(const DocView& result, const TerminalStyle& style, const Painter& paint) {
+  const auto target = result[k::envelope::target];
+  const bool embedded = target[k::target::embedded].boolean();
+  std::string out;
+  for (const auto& c : result[k::contract::checks].items()) {
+    const std::string o = clean(c[k::check::outcome]);
+    const bool detailed = o == "fail" || o == "indeterminate" || (o == "warn" && !style.quiet);
+    if (!detailed && !style.verbose) continue;
+    const std::string id = clean(c[k::check::id]);
+    out += paint.outcome(o) + " " + id + "  [" + clean(c[k::check::severity]) + rules_of(c) + "]\n";
+    if (const auto message = clean(c[k::check::message]); !message.empty()) out += "      " + message + "\n";
+    if (o == "fail" || o == "warn")
+      out += "      rerun: crh contract" +
+             (embedded ? std::string()
+                       : " --base-url " + clean(target[k::target::base_url]) + " --channel " +
+                             clean(target[k::target::channel])) +
+             " --check " + id + "\n";
+    out += check_detail(c, style);
+  }
+  return out.empty() ? out : out + "\n";
+}
+
+// The suite table and the rule coverage.
+std::string tables(const DocView& result, const Painter& paint) {
+  namespace n = k::counts;
+  std::string out = "suite       pass  warn  fail  skip  indet\n";
+  for (const auto& s : result[k::contract::suites].items()) {
+    const auto counts = s[k::suite::counts];
+    char line[96];
+    std::snprintf(line, sizeof line, "%-10s %5ld %5ld %5ld %5ld %6ld\n", clean(s[k::suite::name]).c_str(),
+                  count(counts, n::pass), count(counts, n::warn), count(counts, n::fail), count(counts, n::skip),
+                  count(counts, n::indeterminate));
+    out += line;
+  }
+  out += "\nrules\n";
+  for (const auto& r : result[k::contract::rules].items()) {
+    const std::string o = clean(r[k::rule::outcome]);
+    out += "  " + pad(clean(r[k::rule::id]), 3) + " " +
+           (o == "uncovered" ? paint(pad("none", 5), "33") : paint.outcome(o)) + " " +
+           pad(std::to_string(r[k::rule::checks].items().size()) + " checks", 10) + " " + clean(r[k::rule::text]) +
+           "\n";
+  }
+  return out + "\n";
+}
+
+std::string verdict_lines(const DocView& result, const Painter& paint) {
+  namespace n = k::counts;
+  const auto counts = result[k::contract::counts];
+  const auto verdict = result[k::envelope::verdict];
+  const std::string status = clean(verdict[k::verdict::status]);
+  char tail[160];
+  std::snprintf(
+      tail, sizeof tail,
+      " (exit %ld): %ld checks in %.2f s: %ld passed, %ld warned, %ld failed, %ld skipped, %ld indeterminate\n",
+      static_cast<long>(verdict[k::verdict::exit_code].num()), count(counts, n::total),
+      result[k::envelope::duration_ms].num() / 1000.0, count(counts, n::pass), count(counts, n::warn),
+      count(counts, n::fail), count(counts, n::skip), count(counts, n::indeterminate));
+  const std::string head = paint(status_label(status), status == "passed" ? "1;32" : "1;31");
+  std::string out = head + tail + "  " + clean(verdict[k::verdict::reason]) + "\n";
+  if (status == "failed")
+    out +=
+        "  To reproduce: export CRH_API_KEY (the target's key) and paste the curl commands above, or use the rerun "
+        "lines.\n";
   return out;
 }
 
 }  // namespace
 
-std::string contract_summary(const json::value& result, const TerminalStyle& style) {
+std::string contract_summary(const DocView& result, const TerminalStyle& style) {
   const Painter paint{style.color};
-  std::string out;
-  const auto& target = result.at("target");
-  out += "crh contract: " + str(target, "base_url") + ", channel " + str(target, "channel") +
-         (target.at("embedded").as_bool() ? " (the embedded reference service)" : "") + "\n\n";
+  const auto target = result[k::envelope::target];
+  std::string out = "crh contract: " + clean(target[k::target::base_url]) + ", channel " +
+                    clean(target[k::target::channel]) +
+                    (target[k::target::embedded].boolean() ? " (the embedded reference service)" : "") + "\n\n";
+  out += checks_listing(result, style, paint);
+  if (!style.quiet) out += tables(result, paint);
+  for (const auto& n : result[k::contract::notes].items()) out += paint("note: ", "33") + clean(n) + "\n";
+  return out + verdict_lines(result, paint);
+}
 
-  bool any_listed = false;
-  for (const auto& c : result.at("checks").as_array()) {
-    const std::string o = str(c, "outcome");
-    const bool detailed = o == "fail" || o == "indeterminate" || (o == "warn" && !style.quiet);
-    if (!detailed && !style.verbose) continue;
-    any_listed = true;
-    out += paint.outcome(o) + " " + str(c, "id") + "  [" + str(c, "severity") + rules_of(c) + "]\n";
-    if (!str(c, "message").empty()) out += "      " + str(c, "message") + "\n";
-    if (o == "fail" || o == "warn")
-      out += "      rerun: crh contract" +
-             (target.at("embedded").as_bool() ? std::string() : " --base-url " + str(target, "base_url") + " --channel " + str(target, "channel")) +
-             " --check " + str(c, "id") + "\n";
-    if (detailed || style.verbose) {
-      for (const auto& f : c.at("findings").as_array())
-        if (str(f, "text") != str(c, "message"))
-          out += "      also " + str(f, "severity") + " " + str(f, "rule") + ": " + str(f, "text") + "\n";
-      const auto& evidence = c.at("evidence").as_array();
-      const std::size_t shown = style.verbose ? evidence.size() : std::min<std::size_t>(evidence.size(), 6);
-      for (std::size_t i = 0; i < shown; ++i)
-        out += "      $ " + str(evidence[i], "curl") + "\n        -> " + str(evidence[i], "answer") + "\n";
-      if (shown < evidence.size())
-        out += "      (" + std::to_string(evidence.size() - shown) + " more exchanges: --verbose or the --json file)\n";
-    }
-  }
-  if (any_listed) out += "\n";
-
-  if (!style.quiet) {
-    out += "suite       pass  warn  fail  skip  indet\n";
-    for (const auto& s : result.at("suites").as_array()) {
-      const auto& n = s.at("counts");
-      char line[96];
-      std::snprintf(line, sizeof line, "%-10s %5ld %5ld %5ld %5ld %6ld\n", str(s, "name").c_str(), count(n, "pass"),
-                    count(n, "warn"), count(n, "fail"), count(n, "skip"), count(n, "indeterminate"));
-      out += line;
-    }
-    out += "\nrules\n";
-    for (const auto& r : result.at("rules").as_array()) {
-      const std::string o = str(r, "outcome");
-      out += "  " + pad(str(r, "id"), 3) + " " +
-             (o == "uncovered" ? paint(pad("none", 5), "33") : paint.outcome(o)) + " " +
-             pad(std::to_string(r.at("checks").as_array().size()) + " checks", 10) + " " + str(r, "text") + "\n";
-    }
-    out += "\n";
-  }
-  for (const auto& n : result.at("notes").as_array()) out += paint("note: ", "33") + clean(n.as_string()) + "\n";
-
-  const auto& counts = result.at("counts");
-  const auto& verdict = result.at("verdict");
-  const std::string status = str(verdict, "status");
-  char tail[160];
-  std::snprintf(tail, sizeof tail, " (exit %ld): %ld checks in %.2f s: %ld passed, %ld warned, %ld failed, %ld skipped, %ld indeterminate\n",
-                verdict.at("exit_code").to_number<long>(), count(counts, "total"),
-                result.at("duration_ms").to_number<double>() / 1000.0, count(counts, "pass"), count(counts, "warn"),
-                count(counts, "fail"), count(counts, "skip"), count(counts, "indeterminate"));
-  const std::string head = paint(status_label(status), status == "passed" ? "1;32" : "1;31");
-  out += head + tail + "  " + str(verdict, "reason") + "\n";
-  if (status == "failed")
-    out += "  To reproduce: export CRH_API_KEY (the target's key) and paste the curl commands above, or use the rerun lines.\n";
-  return out;
+std::string contract_summary(const json::value& result, const TerminalStyle& style) {
+  const DocView doc(result);
+  std::string out = contract_summary(doc, style);
+  return out + missing_line(doc);
 }
 
 }  // namespace crh::reports

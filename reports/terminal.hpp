@@ -5,6 +5,8 @@
 #include <boost/json/value.hpp>
 #include <string>
 
+#include "core/result_view.hpp"
+
 namespace crh::reports {
 
 struct TerminalStyle {
@@ -13,6 +15,11 @@ struct TerminalStyle {
   bool quiet = false;    // failures and the verdict only
 };
 
+// Ends with a line naming the fields the document lacked, if any.
 std::string contract_summary(const boost::json::value& result, const TerminalStyle& style);
+
+// The same of a view into a larger document, without that line: the caller
+// shows what the whole document lacked.
+std::string contract_summary(const core::DocView& result, const TerminalStyle& style);
 
 }  // namespace crh::reports

@@ -1,7 +1,6 @@
 // Terminal-safe text from result documents.
 #include "reports/text.hpp"
 
-#include <boost/json.hpp>
 #include <cctype>
 #include <cstdio>
 
@@ -14,14 +13,11 @@ std::string clean(std::string_view text) {
   return out;
 }
 
-std::string str(const boost::json::value& v, std::string_view key) {
-  if (auto* p = v.as_object().if_contains(key); p && p->is_string()) return clean(p->get_string());
-  return {};
-}
+std::string clean(const core::DocView& v) { return clean(v.str()); }
 
-double num(const boost::json::value& v, std::string_view key) {
-  const auto* p = v.is_object() ? v.as_object().if_contains(key) : nullptr;
-  return p && p->is_number() ? p->to_number<double>() : 0.0;
+std::string missing_line(const core::DocView& doc) {
+  const std::string footnote = doc.missing_footnote();
+  return footnote.empty() ? std::string() : clean(footnote) + "\n";
 }
 
 std::string fixed(double v, int decimals) {

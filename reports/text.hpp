@@ -3,19 +3,21 @@
 // '?'), and the units every rendering shares.
 #pragma once
 
-#include <boost/json/value.hpp>
 #include <string>
 #include <string_view>
+
+#include "core/result_view.hpp"
 
 namespace crh::reports {
 
 std::string clean(std::string_view text);
 
-// The string field `key` of object `v`, cleaned; empty when absent or not a string.
-std::string str(const boost::json::value& v, std::string_view key);
+// The string the view holds, cleaned; empty when absent or not a string (the view records it).
+std::string clean(const core::DocView& v);
 
-// The number field `key` of object `v`; 0 when absent or not a number.
-double num(const boost::json::value& v, std::string_view key);
+// "missing from the document: ...\n" when the views of `doc` met a missing or
+// mistyped field, else nothing: a report says what it could not show.
+std::string missing_line(const core::DocView& doc);
 
 // `v` with that many decimals.
 std::string fixed(double v, int decimals);

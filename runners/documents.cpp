@@ -12,12 +12,15 @@
 #include "core/curl.hpp"
 #include "core/output_file.hpp"
 #include "core/result_envelope.hpp"
+#include "core/result_keys.hpp"
+#include "core/result_view.hpp"
 #include "loadgen/readback.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
 
 namespace crh::runners {
 namespace json = boost::json;
+namespace k = core::keys;
 
 json::object read_result_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -45,10 +48,9 @@ reports::RunParts merge_documents(const std::vector<std::pair<std::string, json:
     auto parts = reports::parts_of(doc);
     if (parts.contract) contracts.emplace_back(file, std::move(*parts.contract));
     for (auto& l : parts.loads) {
-      const auto* config = l.if_contains("config");
-      const auto* scenario = config && config->is_object() ? config->get_object().if_contains("scenario") : nullptr;
-      if (!scenario || !scenario->is_string()) throw std::runtime_error(file + ": a load result without config.scenario");
-      const std::string name(scenario->get_string());
+      const auto scenario = core::DocView(l)[k::envelope::config][k::load_config::scenario];
+      if (!scenario.is_string()) throw std::runtime_error(file + ": a load result without config.scenario");
+      const std::string name = scenario.str();
       if (!loads.count(name)) scenario_order.push_back(name);
       loads[name].emplace_back(file, std::move(l));
     }
@@ -87,58 +89,45 @@ reports::RunParts merge_documents(const std::vector<std::pair<std::string, json:
   return out;
 }
 
-namespace {
-
-std::string string_in(const json::object& o, std::string_view key) {
-  const auto* p = o.if_contains(key);
-  return p && p->is_string() ? std::string(p->get_string()) : std::string{};
-}
-
-}  // namespace
-
 reports::RunMeta meta_of(const std::vector<std::pair<std::string, json::object>>& documents, bool rendered_later) {
   // The run's own description when one run document is rendered again;
   // otherwise what the inputs say, and the files they came from.
   reports::RunMeta meta;
   if (documents.empty()) return meta;
-  const json::object& first = documents.front().second;
-  const auto* target = first.if_contains("target");
-  if (target && target->is_object()) {
-    meta.base_url = string_in(target->get_object(), "base_url");
-    meta.channel = string_in(target->get_object(), "channel");
-    const auto* embedded = target->get_object().if_contains("embedded");
-    meta.embedded = embedded && embedded->is_bool() && embedded->get_bool();
-  }
+  const core::DocView first(documents.front().second);
+  const auto target = first[k::envelope::target];
+  meta.base_url = target[k::target::base_url].str();
+  meta.channel = target[k::target::channel].str();
+  meta.embedded = target[k::target::embedded].is_bool() && target[k::target::embedded].boolean();
   meta.started = std::chrono::system_clock::time_point::max();
   for (const auto& [file, doc] : documents) {
-    if (auto t = core::parse_iso8601(string_in(doc, "started_at"))) meta.started = std::min(meta.started, *t);
-    if (const auto* d = doc.if_contains("duration_ms"); d && d->is_number())
-      meta.duration_ms = std::max(meta.duration_ms, d->to_number<double>());
+    const core::DocView d(doc);
+    if (auto t = core::parse_iso8601(d[k::envelope::started_at].str())) meta.started = std::min(meta.started, *t);
+    if (auto ms = d[k::envelope::duration_ms].maybe_num()) meta.duration_ms = std::max(meta.duration_ms, *ms);
   }
   if (meta.started == std::chrono::system_clock::time_point::max()) meta.started = std::chrono::system_clock::now();
-  if (documents.size() == 1 && string_in(first, "kind") == "run") {
+  if (documents.size() == 1 && first[k::envelope::kind].str() == k::kind_run) {
     auto object_of = [&](std::string_view key) {
-      const auto* p = first.if_contains(key);
-      return p && p->is_object() ? p->get_object() : json::object{};
+      const auto* o = first[key].object();
+      return o ? *o : json::object{};
     };
     auto strings_of = [&](std::string_view key) {
       std::vector<std::string> out;
-      if (const auto* p = first.if_contains(key); p && p->is_array())
-        for (const auto& s : p->get_array())
-          if (s.is_string()) out.emplace_back(s.get_string());
+      for (const auto& s : first[key].items())
+        if (s.is_string()) out.push_back(s.str());
       return out;
     };
-    meta.config = object_of("config");
-    meta.environment = object_of("environment");
-    meta.skipped = strings_of("skipped");
-    meta.problems = strings_of("problems");
-    const auto verdict = object_of("verdict");
-    const auto* incomplete = verdict.if_contains("incomplete");
-    meta.incomplete = incomplete && incomplete->is_bool() && incomplete->get_bool();
+    meta.config = object_of(k::envelope::config);
+    meta.environment = object_of(k::run::environment);
+    meta.skipped = strings_of(k::run::skipped);
+    meta.problems = strings_of(k::run::problems);
+    const auto incomplete = first[k::envelope::verdict][k::verdict::incomplete];
+    meta.incomplete = incomplete.is_bool() && incomplete.boolean();
   } else {
     meta.environment = reports::environment();
     if (rendered_later)
-      meta.environment["note"] = "of the machine that ran crh report; contract and load results do not record theirs";
+      meta.environment[k::environment::note] =
+          "of the machine that ran crh report; contract and load results do not record theirs";
   }
   return meta;
 }

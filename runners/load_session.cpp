@@ -1,17 +1,65 @@
 #include "load_session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <stdexcept>
 #include <thread>
 
 #include "core/outside.hpp"
 #include "exit_codes.hpp"
 #include "interrupt.hpp"
+#include "loadgen/history.hpp"
 #include "loadgen/result.hpp"
 #include "loadgen/setup.hpp"
 
 namespace crh::runners {
+namespace {
+
+// While the load runs: polls Ctrl-C (the engine stops on progress.stop) and
+// draws the progress line. Stops and clears the line when destroyed.
+class ProgressTicker {
+ public:
+  ProgressTicker(loadgen::Progress& progress, bool show)
+      : progress_(progress), show_(show), thread_([this] { tick(); }) {}
+  ~ProgressTicker() {
+    done_ = true;
+    thread_.join();
+  }
+  ProgressTicker(const ProgressTicker&) = delete;
+  ProgressTicker& operator=(const ProgressTicker&) = delete;
+
+ private:
+  void tick() {
+    const auto start = std::chrono::steady_clock::now();
+    while (!done_.load()) {
+      if (InterruptScope::requested().load()) progress_.stop = true;
+      if (show_) draw(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      for (int i = 0; i < 5 && !done_.load() && !InterruptScope::requested().load(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (show_) std::cout << "\r\x1b[2K" << std::flush;
+  }
+
+  void draw(double seconds) const {
+    char line[160];
+    std::snprintf(line, sizeof line, "\r\x1b[2K[%5.1f s%s] %llu requests, %llu errors, %llu rounds, %llu violations",
+                  seconds, progress_.measuring ? "" : " warm-up",
+                  static_cast<unsigned long long>(progress_.requests.load()),
+                  static_cast<unsigned long long>(progress_.errors.load()),
+                  static_cast<unsigned long long>(progress_.rounds.load()),
+                  static_cast<unsigned long long>(progress_.violations.load()));
+    std::cout << line << std::flush;
+  }
+
+  loadgen::Progress& progress_;
+  const bool show_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;  // last: it starts once the rest is set
+};
+
+}  // namespace
 
 LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vector<loadgen::Threshold>& thresholds,
                              bool embedded, bool show_progress) {
@@ -26,53 +74,48 @@ LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vecto
     return session;
   }
 
-  loadgen::Progress progress;
-  std::atomic<bool> done{false};
-  // Polls Ctrl-C (the engine stops on progress.stop) and draws the progress line.
-  std::thread ticker([&] {
-    const auto start = std::chrono::steady_clock::now();
-    while (!done.load()) {
-      if (InterruptScope::requested().load()) progress.stop = true;
-      if (show_progress) {
-        const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        char line[160];
-        std::snprintf(line, sizeof line, "\r\x1b[2K[%5.1f s%s] %llu requests, %llu errors, %llu rounds, %llu violations", t,
-                      progress.measuring ? "" : " warm-up", static_cast<unsigned long long>(progress.requests.load()),
-                      static_cast<unsigned long long>(progress.errors.load()),
-                      static_cast<unsigned long long>(progress.rounds.load()),
-                      static_cast<unsigned long long>(progress.violations.load()));
-        std::cout << line << std::flush;
-      }
-      for (int i = 0; i < 5 && !done.load() && !InterruptScope::requested().load(); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (show_progress) std::cout << "\r\x1b[2K" << std::flush;
-  });
-
   loadgen::RunInfo info;
   info.started = std::chrono::system_clock::now();
   info.embedded = embedded;
   loadgen::LoadResult result;
-  std::string failure;
+  loadgen::Progress progress;
+  bool failed = true;
   try {
+    ProgressTicker ticker(progress, show_progress);
     result = loadgen::run_load(config, discovery, progress);
+    failed = false;
+  } catch (const loadgen::HistoryError& e) {
+    session.exit_code = kExitUsage;  // --history names a file that cannot be written: the run's own configuration
+    session.error = core::composed(e.what());
   } catch (const std::exception& e) {
-    failure = e.what();
+    session.exit_code = kExitUnreachable;
+    session.error = core::composed(e.what());
   }
-  done = true;
-  ticker.join();
+  info.connections = result.connections;
   info.restore_problems = loadgen::restore(config, found);
-  if (!failure.empty()) {
-    session.error = core::composed(failure);
-    session.exit_code = failure.find("history") != std::string::npos ? kExitUsage : kExitUnreachable;
-    return session;
-  }
+  if (failed) return session;
+
   const auto verdicts = loadgen::evaluate(thresholds, result);
   session.exit_code = loadgen::exit_code_of(result, verdicts);
   boost::json::value doc = loadgen::result_document(config, result, verdicts, info);
   core::redact_values(doc);  // a value the target sent that a message quotes whole
   session.document = std::move(doc.as_object());
   return session;
+}
+
+std::optional<loadgen::Scenario> scenario_by_name(std::string_view name) {
+  for (auto s : {loadgen::Scenario::race, loadgen::Scenario::mixed, loadgen::Scenario::get})
+    if (loadgen::to_string(s) == name) return s;
+  return std::nullopt;
+}
+
+loadgen::Scenario parse_scenario(const std::string& name) {
+  if (auto scenario = scenario_by_name(name)) return *scenario;
+  throw std::invalid_argument("--scenario: expected race, mixed or get, got \"" + name + "\"");
+}
+
+int embedded_aliases_for(int connections) {
+  return std::max(16, 2 * std::max(8, connections));
 }
 
 }  // namespace crh::runners

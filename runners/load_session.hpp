@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -22,5 +23,14 @@ struct LoadSession {
 
 LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vector<loadgen::Threshold>& thresholds,
                              bool embedded, bool show_progress);
+
+// The scenario called "race", "mixed" or "get"; nothing for any other name.
+std::optional<loadgen::Scenario> scenario_by_name(std::string_view name);
+// The same, for --scenario: throws std::invalid_argument naming the flag.
+loadgen::Scenario parse_scenario(const std::string& name);
+
+// Aliases per channel for the embedded service: enough for every race round
+// in flight, and the least recently used choice still free.
+int embedded_aliases_for(int connections);
 
 }  // namespace crh::runners

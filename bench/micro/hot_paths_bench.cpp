@@ -1,8 +1,9 @@
 // Micro-benchmarks of the load generator's per-operation hot paths: latency
 // histogram record/quantile/merge, building and serializing a race call,
-// reading a typical response (Content-Length and chunked), and the history's
-// JSON lines. Run by `make bench` from a Release build (build-bench/); numbers
-// from a Debug or sanitizer build mean nothing.
+// reading a typical response (Content-Length and chunked) and request (the
+// request reader wire capture will use), and the history's JSON lines. Run
+// by `make bench` from a Release build (build-bench/); numbers from a Debug
+// or sanitizer build mean nothing.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -23,9 +24,9 @@
 #include "core/base_url.hpp"
 #include "core/histogram.hpp"
 #include "core/http.hpp"
+#include "core/http1.hpp"
 #include "core/target.hpp"
 #include "loadgen/history.hpp"
-#include "loadgen/wire.hpp"
 
 namespace {
 
@@ -103,7 +104,7 @@ void BM_RequestBuild(benchmark::State& state) {
   for (auto _ : state) {
     auto request = crh::core::build_request(hook.method, hook.path_for(channel, alias), {{hook.parameter, caller}},
                                             crh::core::ParamEncoding::form);
-    std::string wire = crh::loadgen::serialize_request(request, *base, api_key);
+    std::string wire = crh::core::http1::serialize_request(request, *base, api_key);
     bytes += wire.size();
     benchmark::DoNotOptimize(wire.data());
     benchmark::ClobberMemory();
@@ -160,12 +161,12 @@ std::string chunked_response() {
 
 void parse(benchmark::State& state, const std::string& response) {
   const bool keep_body = state.range(0) != 0;
-  crh::loadgen::ResponseReader reader;
+  crh::core::http1::ResponseReader reader;
   for (auto _ : state) {
     reader.reset(keep_body);
     std::size_t used = reader.feed(response);
     benchmark::DoNotOptimize(used);
-    if (reader.state() != crh::loadgen::ResponseReader::State::done || reader.status() != 200 ||
+    if (reader.state() != crh::core::http1::State::done || reader.status() != 200 ||
         used != response.size()) [[unlikely]] {
       state.SkipWithError("the reader did not read the whole response");
       break;
@@ -183,6 +184,39 @@ BENCHMARK(BM_ResponseParse)->ArgName("keep_body")->Arg(0)->Arg(1);
 
 void BM_ResponseParseChunked(benchmark::State& state) { parse(state, chunked_response()); }
 BENCHMARK(BM_ResponseParseChunked)->ArgName("keep_body")->Arg(0)->Arg(1);
+
+// ---- request reader -----------------------------------------------------
+
+// The race's call as the load path sends it, read back as a capture would:
+// with its headers kept or not.
+void BM_RequestParse(benchmark::State& state) {
+  std::string why;
+  const auto base = crh::core::parse_base_url("http://127.0.0.1:8080", why);
+  if (!base) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  const crh::core::CallHook hook;
+  const auto call = crh::core::build_request(hook.method, hook.path_for("1", "7"), {{hook.parameter, "+15550001234"}},
+                                             crh::core::ParamEncoding::form);
+  const std::string request = crh::core::http1::serialize_request(call, *base, "0123456789abcdef0123456789abcdef");
+  const auto capture = state.range(0) != 0 ? crh::core::http1::HeaderCapture::on : crh::core::http1::HeaderCapture::off;
+  crh::core::http1::RequestReader reader({}, capture);
+  for (auto _ : state) {
+    reader.reset(true);
+    std::size_t used = reader.feed(request);
+    benchmark::DoNotOptimize(used);
+    if (reader.state() != crh::core::http1::State::done || used != request.size()) [[unlikely]] {
+      state.SkipWithError("the reader did not read the whole request");
+      break;
+    }
+    benchmark::DoNotOptimize(reader.body().data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(request.size()));
+}
+BENCHMARK(BM_RequestParse)->ArgName("capture")->Arg(0)->Arg(1);
 
 // ---- operation history --------------------------------------------------
 

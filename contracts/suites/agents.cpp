@@ -37,24 +37,53 @@ void same_shape(CheckContext& ctx, const char* op) {
               what + ": expected the agent's id " + agent_id(ctx, single).value_or("?") + ", got " + got.value_or("none"));
 }
 
+// E1, E2: every listed agent reads back by its id as that agent.
+void each_agent_readable(CheckContext& ctx) {
+  auto agents = list_agents(ctx);
+  if (agents.empty()) ctx.skip("the target lists no agents");
+  std::size_t n = 0;
+  for (const auto& a : agents) {
+    if (++n > 50) break;  // enough to trust the pattern, bounded for large fixtures
+    auto body = get_agent(ctx, a.id);
+    auto got = agent_id(ctx, body);
+    ctx.require(!got || *got == a.id, "E2",
+                "GET " + agent_path(a.id) + ": expected the agent with id " + a.id + ", got id " + *got);
+  }
+}
+
+// E3, E4: a GET shows the state snooze and wake answered, and the two states differ.
+void snooze_wake_visible(CheckContext& ctx) {
+  auto id = first_agent(ctx);
+  AgentGuard guard(ctx, id);
+  auto woke = agent_state(ctx, agent_op(ctx, id, "wake"));
+  auto after_wake = agent_state(ctx, get_agent(ctx, id));
+  auto snoozed = agent_state(ctx, agent_op(ctx, id, "snooze"));
+  auto after_snooze = agent_state(ctx, get_agent(ctx, id));
+  ctx.prefer(after_wake == woke, "E4",
+             "GET after wake: expected the state wake answered (" + woke + "), got " + after_wake);
+  ctx.prefer(after_snooze == snoozed, "E3",
+             "GET after snooze: expected the state snooze answered (" + snoozed + "), got " + after_snooze);
+  ctx.prefer(after_wake != after_snooze, "E3",
+             "expected snooze to change what GET " + agent_path(id) + " shows (field \"" +
+                 ctx.fields().agent_state + "\"), got " + after_snooze + " after both");
+}
+
+// E2, E3, E4, X1, X2: an agent id that does not exist is refused on GET, snooze and wake.
+void unknown_agent(CheckContext& ctx) {
+  const std::string id = "crh-no-such-agent-" + ctx.run().caller_base.substr(5);
+  ctx.refused(ctx.send("GET", agent_path(id)), "E2", "GET " + agent_path(id), ctx.statuses().not_found);
+  for (const char* op : {"snooze", "wake"})
+    ctx.refused(ctx.send("PUT", agent_op_path(id, op)), op[0] == 's' ? "E3" : "E4",
+                "PUT " + agent_op_path(id, op), ctx.statuses().not_found);
+}
+
 }  // namespace
 
 void add_agent_checks(std::vector<Check>& out) {
   const std::string s = "agents";
   out.push_back({.id = "agents.each-readable", .suite = s, .rules = {"E1", "E2"},
                  .summary = "every listed agent can be read by its id and is that agent",
-                 .body = [](CheckContext& ctx) {
-                   auto agents = list_agents(ctx);
-                   if (agents.empty()) ctx.skip("the target lists no agents");
-                   std::size_t n = 0;
-                   for (const auto& a : agents) {
-                     if (++n > 50) break;  // enough to trust the pattern, bounded for large fixtures
-                     auto body = get_agent(ctx, a.id);
-                     auto got = agent_id(ctx, body);
-                     ctx.require(!got || *got == a.id, "E2",
-                                 "GET " + agent_path(a.id) + ": expected the agent with id " + a.id + ", got id " + *got);
-                   }
-                 }});
+                 .body = each_agent_readable});
   out.push_back({.id = "agents.snooze-same-shape", .suite = s, .rules = {"R1", "E3"},
                  .summary = "snooze answers with the agent object: the same fields and id as the single GET",
                  .body = [](CheckContext& ctx) { same_shape(ctx, "snooze"); }});
@@ -64,30 +93,10 @@ void add_agent_checks(std::vector<Check>& out) {
   out.push_back({.id = "agents.snooze-wake-visible", .suite = s, .rules = {"E3", "E4", "R1"},
                  .severity = Severity::should,
                  .summary = "after snooze and after wake, a GET shows the state the operation answered, and the two differ",
-                 .body = [](CheckContext& ctx) {
-                   auto id = first_agent(ctx);
-                   AgentGuard guard(ctx, id);
-                   auto woke = agent_state(ctx, agent_op(ctx, id, "wake"));
-                   auto after_wake = agent_state(ctx, get_agent(ctx, id));
-                   auto snoozed = agent_state(ctx, agent_op(ctx, id, "snooze"));
-                   auto after_snooze = agent_state(ctx, get_agent(ctx, id));
-                   ctx.prefer(after_wake == woke, "E4",
-                              "GET after wake: expected the state wake answered (" + woke + "), got " + after_wake);
-                   ctx.prefer(after_snooze == snoozed, "E3",
-                              "GET after snooze: expected the state snooze answered (" + snoozed + "), got " + after_snooze);
-                   ctx.prefer(after_wake != after_snooze, "E3",
-                              "expected snooze to change what GET " + agent_path(id) + " shows (field \"" +
-                                  ctx.profile().agent_state_field + "\"), got " + after_snooze + " after both");
-                 }});
+                 .body = snooze_wake_visible});
   out.push_back({.id = "agents.unknown-id", .suite = s, .rules = {"E2", "X1", "X2"},
                  .summary = "an agent id that does not exist is refused with a msg on GET, snooze and wake (404 expected)",
-                 .body = [](CheckContext& ctx) {
-                   const std::string id = "crh-no-such-agent-" + ctx.run().caller_base.substr(5);
-                   ctx.refused(ctx.send("GET", agent_path(id)), "E2", "GET " + agent_path(id), ctx.profile().not_found_statuses);
-                   for (const char* op : {"snooze", "wake"})
-                     ctx.refused(ctx.send("PUT", agent_op_path(id, op)), op[0] == 's' ? "E3" : "E4",
-                                 "PUT " + agent_op_path(id, op), ctx.profile().not_found_statuses);
-                 }});
+                 .body = unknown_agent});
 }
 
 }  // namespace crh::contracts::suites

@@ -94,7 +94,7 @@ void rejected_write(CheckContext& ctx, const std::string& what, const std::funct
     auto e = ctx.send(write, mode);
     ctx.refused(e, mode == KeyMode::missing ? "R5" : "A2",
                 label(write) + (mode == KeyMode::missing ? " without an Apikey" : " with a wrong Apikey"),
-                ctx.profile().auth_statuses);
+                ctx.statuses().auth);
     const std::string after = read();
     ctx.require(after == before, mode == KeyMode::missing ? "R5" : "A2",
                 label(write) + " was refused" + (mode == KeyMode::missing ? " (no Apikey)" : " (wrong Apikey)") +
@@ -102,111 +102,121 @@ void rejected_write(CheckContext& ctx, const std::string& what, const std::funct
   }
 }
 
+// The key variant's rule: the operation sent with that bad key is refused with the error shape.
+void bad_key_refused(CheckContext& ctx, const Operation& op, const KeyVariant& key) {
+  with_resources(ctx, op, [&](const std::string& alias) {
+    auto request = op.build(ctx, alias);
+    ctx.refused(ctx.send(request, key.mode), key.rule, label(request) + " " + key.what, ctx.statuses().auth);
+  });
+}
+
+// R5: header names are case-insensitive, so the key under "apikey" is accepted.
+void lower_case_header_accepted(CheckContext& ctx, const Operation& op) {
+  with_resources(ctx, op, [&](const std::string& alias) {
+    auto request = op.build(ctx, alias);
+    auto e = ctx.send(request, KeyMode::lower_case);
+    if (op.call_hook && e.answered() && (e.response->status == 404 || e.response->status == 405))
+      ctx.skip("the target has no call hook (" + describe_answer(e) + ")");
+    ctx.ok_json(e, "R5", label(request) + " with the header \"apikey\" (HTTP header names are case-insensitive)");
+  });
+}
+
+// R5, A2: a database write refused for its key leaves the stored value as it was.
+void rejected_database_post(CheckContext& ctx) {
+  auto key = probe_key(ctx, "rejected-write");
+  database_set(ctx, key, "crh value before");
+  rejected_write(ctx, "the stored value", [&] {
+    auto e = ctx.send("GET", database_path(key));
+    return json::serialize(ctx.ok_json(e, "E5", "GET " + database_path(key)));
+  }, ctx.request("POST", database_path(key), {{"value", "crh value after"}}));
+}
+
+// R5, A2: snooze or wake refused for its key leaves the agent as it was.
+void rejected_agent_op(CheckContext& ctx, const char* op) {
+  auto id = first_agent(ctx);
+  AgentGuard guard(ctx, id);
+  // Start from the other state, so that an applied write would show.
+  agent_op(ctx, id, std::string_view(op) == "snooze" ? "wake" : "snooze");
+  rejected_write(ctx, "the agent", [&] { return agent_state(ctx, get_agent(ctx, id)); },
+                 ctx.request("PUT", agent_op_path(id, op)));
+}
+
+// R5, A2: a tag refused for its key tags no alias of the channel.
+void rejected_tag(CheckContext& ctx) {
+  auto read = [&] {
+    std::string tags;
+    for (const auto& a : list_aliases(ctx)) tags += a.id + "=" + tag_of(ctx, a.value).value_or("?") + " ";
+    return tags;
+  };
+  TagGuard cleanup(ctx);
+  rejected_write(ctx, "the channel's tags", read,
+                 ctx.request("POST", tag_path(ctx.target().channel),
+                             {{"tag", tag_name("rejected")}, {"minutes", "10", true}}));
+}
+
+// R5, A2: a tag deletion refused for its key leaves the tag in place.
+void rejected_delete_tag(CheckContext& ctx) {
+  TagGuard tags(ctx);
+  auto alias = tags.tag("rejected-delete");
+  auto read = [&] {
+    for (const auto& a : list_aliases(ctx))
+      if (a.id == alias) {
+        auto t = tag_of(ctx, a.value);
+        if (!t) ctx.skip("the alias list shows no tag field (profile fields.alias_tag), so a deletion cannot be seen");
+        return *t;
+      }
+    return std::string("(alias gone)");
+  };
+  rejected_write(ctx, "the alias's tag", read, ctx.request("DELETE", delete_tag_path(ctx.target().channel, alias)));
+}
+
+// R5, A2, B1: calls refused for their key bind nobody, so a later caller still connects.
+void rejected_call(CheckContext& ctx) {
+  TagGuard tags(ctx);
+  auto alias = tags.tag("rejected-call");
+  for (auto mode : {KeyMode::missing, KeyMode::wrong}) {
+    auto e = ctx.call(alias, ctx.caller(2), mode);
+    if (e.answered() && (e.response->status == 404 || e.response->status == 405))
+      ctx.skip("the target has no call hook (" + describe_answer(e) + ")");
+    ctx.refused(e, mode == KeyMode::missing ? "R5" : "A2", "a call without the right Apikey", ctx.statuses().auth);
+  }
+  auto e = ctx.call(alias, ctx.caller(3));
+  ctx.ok_json(e, "B1",
+              "a call by " + ctx.caller(3) + " after refused calls by " + ctx.caller(2) +
+                  " (a refused call must not bind its caller)");
+}
+
 }  // namespace
 
 void add_auth_checks(std::vector<Check>& out) {
   const std::string s = "auth";
   for (const auto& op : operations()) {
-    for (const auto& key : kBadKeys) {
-      out.push_back({.id = std::string("auth.") + key.name + "." + op.name, .suite = s,
-                     .rules = {key.rule, "X1", "X2"},
+    for (const auto& key : kBadKeys)
+      out.push_back({.id = std::string("auth.") + key.name + "." + op.name, .suite = s, .rules = {key.rule, "X1", "X2"},
                      .summary = std::string(op.name) + " " + key.what + " is refused with a msg (401/403 expected)",
-                     .body = [&op, key](CheckContext& ctx) {
-                       with_resources(ctx, op, [&](const std::string& alias) {
-                         auto request = op.build(ctx, alias);
-                         ctx.refused(ctx.send(request, key.mode), key.rule, label(request) + " " + key.what,
-                                     ctx.profile().auth_statuses);
-                       });
-                     },
+                     .body = [&op, key](CheckContext& ctx) { bad_key_refused(ctx, op, key); },
                      .needs_call_hook = op.call_hook});
-    }
     out.push_back({.id = std::string("auth.lower-case-header.") + op.name, .suite = s, .rules = {"R5"},
                    .summary = std::string(op.name) + " with the header name written \"apikey\" is accepted",
-                   .body = [&op](CheckContext& ctx) {
-                     with_resources(ctx, op, [&](const std::string& alias) {
-                       auto request = op.build(ctx, alias);
-                       auto e = ctx.send(request, KeyMode::lower_case);
-                       if (op.call_hook && e.answered() && (e.response->status == 404 || e.response->status == 405))
-                         ctx.skip("the target has no call hook (" + describe_answer(e) + ")");
-                       ctx.ok_json(e, "R5",
-                                   label(request) + " with the header \"apikey\" (HTTP header names are case-insensitive)");
-                     });
-                   },
+                   .body = [&op](CheckContext& ctx) { lower_case_header_accepted(ctx, op); },
                    .needs_call_hook = op.call_hook});
   }
-
   out.push_back({.id = "auth.rejected-write.database-post", .suite = s, .rules = {"R5", "A2"},
                  .summary = "a database POST refused for its key leaves the value as it was",
-                 .body = [](CheckContext& ctx) {
-                   auto key = probe_key(ctx, "rejected-write");
-                   database_set(ctx, key, "crh value before");
-                   rejected_write(ctx, "the stored value", [&] {
-                     auto e = ctx.send("GET", database_path(key));
-                     return json::serialize(ctx.ok_json(e, "E5", "GET " + database_path(key)));
-                   }, ctx.request("POST", database_path(key), {{"value", "crh value after"}}));
-                 }});
-  for (const char* op : {"snooze", "wake"}) {
+                 .body = rejected_database_post});
+  for (const char* op : {"snooze", "wake"})
     out.push_back({.id = std::string("auth.rejected-write.agent-") + op, .suite = s, .rules = {"R5", "A2"},
                    .summary = std::string(op) + " refused for its key leaves the agent as it was",
-                   .body = [op](CheckContext& ctx) {
-                     auto id = first_agent(ctx);
-                     AgentGuard guard(ctx, id);
-                     // Start from the other state, so that an applied write would show.
-                     agent_op(ctx, id, std::string_view(op) == "snooze" ? "wake" : "snooze");
-                     rejected_write(ctx, "the agent", [&] { return agent_state(ctx, get_agent(ctx, id)); },
-                                    ctx.request("PUT", agent_op_path(id, op)));
-                   }});
-  }
+                   .body = [op](CheckContext& ctx) { rejected_agent_op(ctx, op); }});
   out.push_back({.id = "auth.rejected-write.tag", .suite = s, .rules = {"R5", "A2"},
                  .summary = "a tag refused for its key tags nothing",
-                 .body = [](CheckContext& ctx) {
-                   auto read = [&] {
-                     std::string tags;
-                     for (const auto& a : list_aliases(ctx))
-                       tags += a.id + "=" + tag_of(ctx, a.value).value_or("?") + " ";
-                     return tags;
-                   };
-                   TagGuard cleanup(ctx);
-                   rejected_write(ctx, "the channel's tags", read,
-                                  ctx.request("POST", tag_path(ctx.target().channel),
-                                              {{"tag", tag_name("rejected")}, {"minutes", "10", true}}));
-                 },
-                 .owns_channel = true});
+                 .body = rejected_tag, .owns_channel = true});
   out.push_back({.id = "auth.rejected-write.delete-tag", .suite = s, .rules = {"R5", "A2"},
                  .summary = "a tag deletion refused for its key leaves the tag in place",
-                 .body = [](CheckContext& ctx) {
-                   TagGuard tags(ctx);
-                   auto alias = tags.tag("rejected-delete");
-                   auto read = [&] {
-                     for (const auto& a : list_aliases(ctx))
-                       if (a.id == alias) {
-                         auto t = tag_of(ctx, a.value);
-                         if (!t) ctx.skip("the alias list shows no tag field (profile fields.alias_tag), so a deletion cannot be seen");
-                         return *t;
-                       }
-                     return std::string("(alias gone)");
-                   };
-                   rejected_write(ctx, "the alias's tag", read,
-                                  ctx.request("DELETE", delete_tag_path(ctx.target().channel, alias)));
-                 }});
+                 .body = rejected_delete_tag});
   out.push_back({.id = "auth.rejected-write.call", .suite = s, .rules = {"R5", "A2", "B1"},
                  .summary = "a call refused for its key binds nobody: another caller still connects",
-                 .body = [](CheckContext& ctx) {
-                   TagGuard tags(ctx);
-                   auto alias = tags.tag("rejected-call");
-                   for (auto mode : {KeyMode::missing, KeyMode::wrong}) {
-                     auto e = ctx.call(alias, ctx.caller(2), mode);
-                     if (e.answered() && (e.response->status == 404 || e.response->status == 405))
-                       ctx.skip("the target has no call hook (" + describe_answer(e) + ")");
-                     ctx.refused(e, mode == KeyMode::missing ? "R5" : "A2", "a call without the right Apikey",
-                                 ctx.profile().auth_statuses);
-                   }
-                   auto e = ctx.call(alias, ctx.caller(3));
-                   ctx.ok_json(e, "B1",
-                               "a call by " + ctx.caller(3) + " after refused calls by " + ctx.caller(2) +
-                                   " (a refused call must not bind its caller)");
-                 },
-                 .needs_call_hook = true});
+                 .body = rejected_call, .needs_call_hook = true});
 }
 
 }  // namespace crh::contracts::suites

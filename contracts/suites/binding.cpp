@@ -16,62 +16,97 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// The outcome of one call, its exchange (if any) kept as evidence; the check
+// is skipped when the target has no call hook at all.
+core::CallResult recorded(CheckContext& ctx, core::CallResult r) {
+  if (r.exchange) ctx.record(*r.exchange);
+  if (r.no_hook)
+    ctx.skip("the target has no call hook: " + ctx.calls().describe() + " answered " + r.evidence +
+             "; binding checks need one (README, \"The call hook\"; or set call_hook in the profile)");
+  return r;
+}
+
+core::CallResult place(CheckContext& ctx, const std::string& alias, const std::string& caller) {
+  return recorded(ctx, ctx.calls().place(alias, caller));
+}
+
+// Ends the check when the call got no usable answer: an HTTP exchange as
+// CheckContext::response judges it, any other driver's unknown outcome as
+// indeterminate. A call that was answered goes on to be judged.
+void settle(CheckContext& ctx, const core::CallResult& r, const std::string& what) {
+  if (r.exchange) ctx.response(*r.exchange, what);
+  else if (r.outcome == core::CallOutcome::unknown) ctx.indeterminate(what + ": " + r.evidence);
+}
+
+std::string answer_of(const core::CallResult& r) { return r.exchange ? describe_answer(*r.exchange) : r.evidence; }
+
 void connects(CheckContext& ctx, const std::string& alias, const std::string& caller, std::string_view rule,
               const std::string& why) {
-  ctx.ok_json(call_or_skip(ctx, alias, caller), rule, caller + " calls alias " + alias + " (" + why + ")");
+  const std::string what = caller + " calls alias " + alias + " (" + why + ")";
+  auto r = place(ctx, alias, caller);
+  if (r.exchange) {  // an HTTP answer: judged whole (200 with JSON)
+    ctx.ok_json(*r.exchange, rule, what);
+    return;
+  }
+  if (r.outcome == core::CallOutcome::unknown) ctx.indeterminate(what + ": " + r.evidence);
+  if (r.outcome != core::CallOutcome::connected) ctx.fail(rule, what + ": expected the call to connect, got " + r.evidence);
 }
 
 void refused_call(CheckContext& ctx, const std::string& alias, const std::string& caller, std::string_view rule,
                   const std::string& why) {
-  ctx.refused(call_or_skip(ctx, alias, caller), rule, caller + " calls alias " + alias + " (" + why + ")",
-              ctx.profile().call_refused_statuses);
+  const std::string what = caller + " calls alias " + alias + " (" + why + ")";
+  auto r = place(ctx, alias, caller);
+  if (r.exchange) {  // an HTTP answer: judged whole (refused with a msg, a status the profile expects)
+    ctx.refused(*r.exchange, rule, what, ctx.statuses().call_refused);
+    return;
+  }
+  if (r.outcome == core::CallOutcome::unknown) ctx.indeterminate(what + ": " + r.evidence);
+  if (r.outcome != core::CallOutcome::refused) ctx.fail(rule, what + ": expected the call to be refused, got " + r.evidence);
 }
 
-CallOutcome outcome_of(const core::Exchange& e) {
-  if (!e.answered()) return CallOutcome::unknown;
-  return e.response->status == 200 ? CallOutcome::connected : CallOutcome::refused;
+// A refused (or failed) caller's answer must still have the error shape (X2).
+void judge_refusals(CheckContext& ctx, const std::vector<core::CallResult>& results, const std::string& where) {
+  for (const auto& r : results) {
+    if (!r.exchange || !r.exchange->answered() || r.outcome == core::CallOutcome::connected) continue;
+    const auto& answer = *r.exchange->response;
+    for (const auto& f : error_shape_findings(answer.status, answer.header("Content-Type"), answer.body))
+      if (f.severity == Severity::must) ctx.fail(f.rule, where + "a refused caller's answer: " + f.text);
+  }
 }
 
-// One round: `n` callers on pre-opened connections, released together.
+// One round: `n` callers armed on their own connections, released together.
 void race_round(CheckContext& ctx, int round, int n) {
   TagGuard tags(ctx);
   auto alias = tags.tag("race");
-  std::vector<std::unique_ptr<core::HttpClient>> clients;
-  std::vector<core::HttpRequest> requests;
+  auto caller = [&](int i) { return ctx.caller(10 + round * n + i); };
+  std::vector<std::unique_ptr<core::ArmedCall>> calls;
   for (int i = 0; i < n; ++i) {
-    clients.push_back(ctx.new_client());
-    // Open the connection now, so the release sends on a warm socket.
-    auto warm = clients.back()->send(ctx.authenticated(ctx.request("GET", agents_path())));
-    if (!warm.answered()) ctx.indeterminate("could not open caller connection " + std::to_string(i + 1) + ": " + warm.error_detail);
-    requests.push_back(ctx.authenticated(ctx.call_request(alias, ctx.caller(10 + round * n + i))));
+    calls.push_back(ctx.calls().arm(alias, caller(i)));
+    if (!calls.back()->ready())
+      ctx.indeterminate("could not open caller connection " + std::to_string(i + 1) + ": " + calls.back()->result().evidence);
   }
-  std::vector<core::Exchange> results(n);
   std::barrier start(n);
   std::vector<std::thread> threads;
   for (int i = 0; i < n; ++i)
     threads.emplace_back([&, i] {
       start.arrive_and_wait();
-      results[i] = clients[i]->send(requests[i]);
+      calls[static_cast<std::size_t>(i)]->fire();
     });
   for (auto& t : threads) t.join();
+  std::vector<core::CallResult> results;
   std::vector<CallOutcome> outcomes;
-  for (const auto& e : results) {
-    ctx.record(e);
-    outcomes.push_back(outcome_of(e));
-    if (e.answered() && (e.response->status == 404 || e.response->status == 405 || e.response->status == 501))
-      ctx.skip("the target has no call hook (" + describe_answer(e) + ")");
+  for (auto& c : calls) {
+    results.push_back(recorded(ctx, c->result()));
+    outcomes.push_back(results.back().outcome);
   }
   auto verdict = race_verdict(outcomes);
   const std::string where = "round " + std::to_string(round + 1) + ", alias " + alias + ": ";
   if (verdict.kind == RaceVerdict::broken) ctx.fail("B2", where + verdict.text);
+  judge_refusals(ctx, results, where);
   if (verdict.kind == RaceVerdict::undecided) ctx.indeterminate(where + verdict.text);
   for (int i = 0; i < n; ++i)
-    if (outcomes[i] == CallOutcome::connected)
-      connects(ctx, alias, ctx.caller(10 + round * n + i), "B3", "the race's winner calls again");
-    else if (outcomes[i] == CallOutcome::refused)
-      for (const auto& f : error_shape_findings(results[i].response->status, results[i].response->header("Content-Type"),
-                                                 results[i].response->body))
-        if (f.severity == Severity::must) ctx.fail(f.rule, where + "a refused caller's answer: " + f.text);
+    if (outcomes[static_cast<std::size_t>(i)] == CallOutcome::connected)
+      connects(ctx, alias, caller(i), "B3", "the race's winner calls again");
 }
 
 }  // namespace
@@ -110,11 +145,11 @@ void add_binding_checks(std::vector<Check>& out) {
                    connects(ctx, alias, ctx.caller(1), "B1", "the first caller");
                    delete_tag(ctx, alias);
                    tags.forget(alias);
-                   auto e = call_or_skip(ctx, alias, ctx.caller(2));
-                   const auto& r = ctx.response(e, "a call after the tag was deleted");
-                   ctx.prefer(r.status == 200, "T1",
+                   auto r = place(ctx, alias, ctx.caller(2));
+                   settle(ctx, r, "a call after the tag was deleted");
+                   ctx.prefer(r.outcome == core::CallOutcome::connected, "T1",
                               ctx.caller(2) + " calls alias " + alias + " after its tag was deleted: expected the call to go through (deleting a tag ends the lock), got " +
-                                  describe_answer(e));
+                                  answer_of(r));
                  },
                  .needs_call_hook = true});
   out.push_back({.id = "binding.race", .suite = s, .rules = {"B1", "B2"},
@@ -152,18 +187,19 @@ void add_expiry_checks(std::vector<Check>& out) {
                    const auto grace = std::max<std::chrono::milliseconds>(std::chrono::milliseconds(1000), lifetime / 10);
                    ctx.sleep_until(end + std::chrono::milliseconds(20));
                    std::lock_guard channel(ctx.run().channel_mutex);  // no quick check may re-tag it meanwhile
-                   core::Exchange last;
+                   core::CallResult last;
                    do {
-                     last = call_or_skip(ctx, alias, ctx.caller(2));
-                     if (last.answered() && last.response->status == 200) break;
+                     last = place(ctx, alias, ctx.caller(2));
+                     if (last.outcome == core::CallOutcome::connected) break;
                      ctx.sleep_until(Clock::now() + std::chrono::milliseconds(50));
                    } while (Clock::now() < end + grace);
-                   const auto& r = ctx.response(last, "a call after the tag's lifetime");
-                   if (r.status != 200)
+                   settle(ctx, last, "a call after the tag's lifetime");
+                   if (last.outcome != core::CallOutcome::connected)
                      ctx.fail("T1", ctx.caller(2) + " calls alias " + alias + " " +
                                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - answered).count()) +
                                         " ms after a 1-minute tag (minute = " + std::to_string(lifetime.count()) +
-                                        " ms): expected the tag expired and any caller connects, got " + describe_answer(last));
+                                        " ms): expected the tag expired and any caller connects, got " +
+                                        answer_of(last));
                    for (const auto& a : list_aliases(ctx))
                      if (a.id == alias)
                        ctx.prefer(tag_of(ctx, a.value).value_or("") == "", "T1",

@@ -21,7 +21,7 @@ void round_trip(CheckContext& ctx, const std::string& key, const std::string& va
                   ": expected the entry to hold that value exactly, got " + excerpt(json::serialize(body), 200));
   auto field = database_value(ctx, body);
   ctx.prefer(field == value, rule,
-             what + ": expected the value in field \"" + ctx.profile().database_value_field + "\", got " +
+             what + ": expected the value in field \"" + ctx.fields().database_value + "\", got " +
                  excerpt(json::serialize(body), 200));
 }
 
@@ -30,10 +30,7 @@ struct Sample {
   std::string value;
 };
 
-}  // namespace
-
-void add_database_checks(std::vector<Check>& out) {
-  const std::string s = "database";
+const std::vector<Sample>& sample_values() {
   static const std::vector<Sample> values{
       {"plain", "crh-value"},
       {"spaces", "a value with  spaces "},
@@ -46,57 +43,78 @@ void add_database_checks(std::vector<Check>& out) {
       {"empty", ""},
       {"16k", std::string(16 * 1024, 'x')},
   };
-  for (const auto& v : values)
-    out.push_back({.id = std::string("database.round-trip.") + v.name, .suite = s, .rules = {"E5", "E6"},
-                   .summary = std::string("a ") + v.name + " value written with POST reads back exactly with GET",
-                   .body = [&v](CheckContext& ctx) {
-                     if (v.value.size() > 1024 && ctx.profile().encoding == core::ParamEncoding::query)
-                       ctx.skip("the profile sends parameters in the query string, where a 16 KiB value does not fit");
-                     round_trip(ctx, probe_key(ctx, "round-trip"), v.value, "E6");
-                   }});
-  out.push_back({.id = "database.overwrite", .suite = s, .rules = {"E6", "E5"},
-                 .summary = "a second POST to a key replaces its value",
-                 .body = [](CheckContext& ctx) {
-                   auto key = probe_key(ctx, "overwrite");
-                   database_set(ctx, key, "crh first value");
-                   round_trip(ctx, key, "crh second value", "E6");
-                   auto body = ctx.ok_json(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key));
-                   ctx.require(!holds_string(body, "crh first value"), "E6",
-                               "GET " + database_path(key) + ": expected only the second value, got " +
-                                   excerpt(json::serialize(body)));
-                 }});
+  return values;
+}
+
+const std::vector<Sample>& sample_keys() {
   static const std::vector<Sample> keys{
       {"space", "key with space"}, {"plus", "a+b"},    {"percent", "50%"},
       {"ampersand", "a&b=c"},      {"unicode", "cl\xc3\xa9-\xe2\x98\x8e"}, {"dots", "v1.2_x~y"},
   };
-  for (const auto& k : keys)
+  return keys;
+}
+
+// E5, E6: the sample value reads back exactly as written.
+void value_round_trip(CheckContext& ctx, const Sample& v) {
+  if (v.value.size() > 1024 && ctx.target().dialect.encoding == core::ParamEncoding::query)
+    ctx.skip("the profile sends parameters in the query string, where a 16 KiB value does not fit");
+  round_trip(ctx, probe_key(ctx, "round-trip"), v.value, "E6");
+}
+
+// E6: a second write replaces the first value rather than adding to it.
+void overwrite(CheckContext& ctx) {
+  auto key = probe_key(ctx, "overwrite");
+  database_set(ctx, key, "crh first value");
+  round_trip(ctx, key, "crh second value", "E6");
+  auto body = ctx.ok_json(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key));
+  ctx.require(!holds_string(body, "crh first value"), "E6",
+              "GET " + database_path(key) + ": expected only the second value, got " + excerpt(json::serialize(body)));
+}
+
+// E5, E6: a key with the sample's characters, percent-encoded in the path, stores and reads back.
+void key_round_trip(CheckContext& ctx, const Sample& k) {
+  auto key = probe_key(ctx, "key-" + k.value);
+  auto e = ctx.send("POST", database_path(key), {{"value", "crh key probe"}});
+  auto answered = ctx.response(e, "POST " + database_path(key));
+  if (answered.status != 200) {
+    ctx.prefer(false, "E6", "POST " + database_path(key) + ": expected HTTP 200 for a key \"" + key +
+                                "\" (keys are arbitrary UTF-8 text), got " + describe_answer(e));
+    return;
+  }
+  auto get = ctx.send("GET", database_path(key));
+  const auto& r = ctx.response(get, "GET " + database_path(key));
+  std::string why;
+  auto body = parse_json(r.body, why);
+  ctx.prefer(r.status == 200 && body && holds_string(*body, "crh key probe"), "E5",
+             "GET " + database_path(key) + ": expected the value written under \"" + key + "\", got " +
+                 describe_answer(get));
+}
+
+// E5, X1, X2: a key never written is refused, not answered 200.
+void unknown_key(CheckContext& ctx) {
+  const std::string key = std::string(kProbePrefix) + "absent-" + ctx.run().caller_base.substr(5);
+  ctx.refused(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key), ctx.statuses().not_found);
+}
+
+}  // namespace
+
+void add_database_checks(std::vector<Check>& out) {
+  const std::string s = "database";
+  for (const auto& v : sample_values())
+    out.push_back({.id = std::string("database.round-trip.") + v.name, .suite = s, .rules = {"E5", "E6"},
+                   .summary = std::string("a ") + v.name + " value written with POST reads back exactly with GET",
+                   .body = [&v](CheckContext& ctx) { value_round_trip(ctx, v); }});
+  out.push_back({.id = "database.overwrite", .suite = s, .rules = {"E6", "E5"},
+                 .summary = "a second POST to a key replaces its value",
+                 .body = overwrite});
+  for (const auto& k : sample_keys())
     out.push_back({.id = std::string("database.key-encoding.") + k.name, .suite = s, .rules = {"E5", "E6"},
                    .severity = Severity::should,
                    .summary = std::string("a key with ") + k.name + " characters, percent-encoded in the path, round-trips",
-                   .body = [&k](CheckContext& ctx) {
-                     auto key = probe_key(ctx, "key-" + k.value);
-                     auto e = ctx.send("POST", database_path(key), {{"value", "crh key probe"}});
-                     auto answered = ctx.response(e, "POST " + database_path(key));
-                     if (answered.status != 200) {
-                       ctx.prefer(false, "E6", "POST " + database_path(key) + ": expected HTTP 200 for a key \"" + key +
-                                                   "\" (keys are arbitrary UTF-8 text), got " + describe_answer(e));
-                       return;
-                     }
-                     auto get = ctx.send("GET", database_path(key));
-                     const auto& r = ctx.response(get, "GET " + database_path(key));
-                     std::string why;
-                     auto body = parse_json(r.body, why);
-                     ctx.prefer(r.status == 200 && body && holds_string(*body, "crh key probe"), "E5",
-                                "GET " + database_path(key) + ": expected the value written under \"" + key + "\", got " +
-                                    describe_answer(get));
-                   }});
+                   .body = [&k](CheckContext& ctx) { key_round_trip(ctx, k); }});
   out.push_back({.id = "database.unknown-key", .suite = s, .rules = {"E5", "X1", "X2"},
                  .summary = "a key never written is refused with a msg (404 expected), not answered 200",
-                 .body = [](CheckContext& ctx) {
-                   const std::string key = std::string(kProbePrefix) + "absent-" + ctx.run().caller_base.substr(5);
-                   ctx.refused(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key),
-                               ctx.profile().not_found_statuses);
-                 }});
+                 .body = unknown_key});
 }
 
 }  // namespace crh::contracts::suites

@@ -21,126 +21,163 @@ void agent_operation(CheckContext& ctx, const char* op, std::string_view rule) {
                   excerpt(json::serialize(body)));
 }
 
+// E1: the agent list answers, and holds an agent.
+void agents_list(CheckContext& ctx) {
+  auto agents = list_agents(ctx);
+  ctx.prefer(!agents.empty(), "E1", "GET /api/v1/local-agents: expected at least one agent, got an empty list");
+}
+
+// E2: an agent read by its id is that agent.
+void agent_get(CheckContext& ctx) {
+  auto id = first_agent(ctx);
+  auto body = get_agent(ctx, id);
+  auto got = agent_id(ctx, body);
+  ctx.require(!got || *got == id, "E2",
+              "GET " + agent_path(id) + ": expected the agent with id " + id + ", got id " + got.value_or(""));
+}
+
+// E3: snooze answers with the agent object.
+void agent_snooze(CheckContext& ctx) { agent_operation(ctx, "snooze", "E3"); }
+
+// E4: wake answers with the agent object.
+void agent_wake(CheckContext& ctx) { agent_operation(ctx, "wake", "E4"); }
+
+// E6: a database write answers 200 with JSON.
+void database_post(CheckContext& ctx) { database_set(ctx, probe_key(ctx, "endpoints"), "crh endpoints probe"); }
+
+// E5: a database read answers with the entry holding the value written.
+void database_get(CheckContext& ctx) {
+  auto key = probe_key(ctx, "endpoints");
+  database_set(ctx, key, "crh endpoints probe");
+  auto body = ctx.ok_json(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key));
+  ctx.require(holds_string(body, "crh endpoints probe"), "E5",
+              "GET " + database_path(key) +
+                  ": expected the entry to hold the value just written (\"crh endpoints probe\"), got " +
+                  excerpt(json::serialize(body)));
+}
+
+// E7: the channel's alias list answers, and holds an alias.
+void aliases_list(CheckContext& ctx) {
+  auto aliases = list_aliases(ctx);
+  ctx.require(!aliases.empty(), "E7",
+              "GET " + aliases_path(ctx.target().channel) +
+                  ": expected the channel's aliases, got an empty list (choose a channel with --channel)");
+}
+
+// E8: tag answers with one of the channel's aliases.
+void tag_one_alias(CheckContext& ctx) {
+  auto aliases = list_aliases(ctx);
+  TagGuard tags(ctx);
+  auto id = tags.tag("endpoints");
+  ctx.require(std::any_of(aliases.begin(), aliases.end(), [&](const Item& a) { return a.id == id; }), "E8",
+              "POST " + tag_path(ctx.target().channel) + ": expected one of the channel's aliases, got alias id " + id +
+                  ", which the alias list does not hold");
+}
+
+// E9: deleting a tag answers 200.
+void delete_tag_of_alias(CheckContext& ctx) {
+  TagGuard tags(ctx);
+  auto id = tags.tag("endpoints");
+  delete_tag(ctx, id);
+  tags.forget(id);
+}
+
+// V1: agents answer under /api/v1, database and aliases without a prefix.
+void version_prefix(CheckContext& ctx) {
+  ctx.ok_json(ctx.send("GET", agents_path()), "V1", "GET " + agents_path());
+  auto key = probe_key(ctx, "endpoints");
+  database_set(ctx, key, "crh endpoints probe");
+  ctx.ok_json(ctx.send("GET", database_path(key)), "V1", "GET " + database_path(key));
+  ctx.ok_json(ctx.send("GET", aliases_path(ctx.target().channel)), "V1", "GET " + aliases_path(ctx.target().channel));
+}
+
+// V1: the paths are served under their documented prefix only.
+void version_prefix_only(CheckContext& ctx) {
+  for (const std::string& path : {std::string("/local-agents"), "/api/v1" + aliases_path(ctx.target().channel)}) {
+    auto e = ctx.send("GET", path);
+    const auto& r = ctx.response(e, "GET " + path);
+    ctx.prefer(r.status != 200, "V1",
+               "GET " + path + ": expected an error (the spec places this path " +
+                   (path == "/local-agents" ? "under /api/v1" : "without a prefix") + "), got " + describe_answer(e));
+  }
+}
+
+// What breaks C1 or C2 in one answer of the run, if anything: a success other
+// than 200 (C2), a 200 that is not JSON (C1), a Content-Type that is not JSON
+// (SHOULD, C1).
+std::optional<Finding> answer_finding(const Recorded& r) {
+  std::string why;
+  if ((r.status >= 200 && r.status < 300 && r.status != 200) || (r.status >= 300 && r.status < 400))
+    return Finding{Severity::must, "C2", "HTTP " + std::to_string(r.status) + " (success is 200, errors are 4xx)"};
+  if (r.status == 200 && !parse_json(r.body, why)) return Finding{Severity::must, "C1", "HTTP 200 where " + why};
+  if (!is_json_content_type(r.content_type))
+    return Finding{Severity::should, "C1", "Content-Type \"" + r.content_type + "\" (expected application/json)"};
+  return std::nullopt;
+}
+
+// C1, C2: every answer of the whole run is 200 or an error status, with JSON.
+void every_answer(CheckContext& ctx) {
+  std::optional<Finding> must, should;
+  int cited = 0;
+  for (const auto& r : ctx.run().recorded()) {
+    auto found = answer_finding(r);
+    if (!found) continue;
+    const bool is_must = found->severity == Severity::must;
+    auto& first = is_must ? must : should;
+    if (!first) {
+      first = std::move(found);
+      first->text = "expected every answer to be JSON with status 200 or an error status; first offender (" + r.check +
+                    "): " + first->text;
+    }
+    if (cited < 5 && (is_must || !must)) {
+      ctx.cite(r);
+      ++cited;
+    }
+  }
+  if (should) ctx.prefer(false, should->rule, should->text);
+  if (must) ctx.fail(must->rule, must->text);
+}
+
 }  // namespace
 
 void add_endpoint_checks(std::vector<Check>& out) {
   const std::string s = "endpoints";
   out.push_back({.id = "endpoints.agents-list", .suite = s, .rules = {"E1", "C1", "C2"},
                  .summary = "GET /api/v1/local-agents answers 200 with a JSON list of agents, each with an id",
-                 .body = [](CheckContext& ctx) {
-                   auto agents = list_agents(ctx);
-                   ctx.prefer(!agents.empty(), "E1", "GET /api/v1/local-agents: expected at least one agent, got an empty list");
-                 }});
+                 .body = agents_list});
   out.push_back({.id = "endpoints.agent-get", .suite = s, .rules = {"E2", "C1", "C2"},
                  .summary = "GET /api/v1/local-agents/[ID] answers 200 with the agent object of that id",
-                 .body = [](CheckContext& ctx) {
-                   auto id = first_agent(ctx);
-                   auto body = get_agent(ctx, id);
-                   auto got = agent_id(ctx, body);
-                   ctx.require(!got || *got == id, "E2",
-                               "GET " + agent_path(id) + ": expected the agent with id " + id + ", got id " +
-                                   got.value_or(""));
-                 }});
+                 .body = agent_get});
   out.push_back({.id = "endpoints.agent-snooze", .suite = s, .rules = {"E3", "C1", "C2"},
                  .summary = "PUT /api/v1/local-agents/[ID]/snooze answers 200 with the agent object",
-                 .body = [](CheckContext& ctx) { agent_operation(ctx, "snooze", "E3"); }});
+                 .body = agent_snooze});
   out.push_back({.id = "endpoints.agent-wake", .suite = s, .rules = {"E4", "C1", "C2"},
                  .summary = "PUT /api/v1/local-agents/[ID]/wake answers 200 with the agent object",
-                 .body = [](CheckContext& ctx) { agent_operation(ctx, "wake", "E4"); }});
+                 .body = agent_wake});
   out.push_back({.id = "endpoints.database-post", .suite = s, .rules = {"E6", "C1", "C2"},
                  .summary = "POST /database/[key] with value answers 200 with JSON",
-                 .body = [](CheckContext& ctx) {
-                   database_set(ctx, probe_key(ctx, "endpoints"), "crh endpoints probe");
-                 }});
+                 .body = database_post});
   out.push_back({.id = "endpoints.database-get", .suite = s, .rules = {"E5", "C1", "C2"},
                  .summary = "GET /database/[key] answers 200 with the entry, which holds the value written",
-                 .body = [](CheckContext& ctx) {
-                   auto key = probe_key(ctx, "endpoints");
-                   database_set(ctx, key, "crh endpoints probe");
-                   auto body = ctx.ok_json(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key));
-                   ctx.require(holds_string(body, "crh endpoints probe"), "E5",
-                               "GET " + database_path(key) +
-                                   ": expected the entry to hold the value just written (\"crh endpoints probe\"), got " +
-                                   excerpt(json::serialize(body)));
-                 }});
+                 .body = database_get});
   out.push_back({.id = "endpoints.aliases-list", .suite = s, .rules = {"E7", "C1", "C2"},
                  .summary = "GET /channels/[id]/alias-numbers answers 200 with a JSON list of aliases, each with an id",
-                 .body = [](CheckContext& ctx) {
-                   auto aliases = list_aliases(ctx);
-                   ctx.require(!aliases.empty(), "E7",
-                               "GET " + aliases_path(ctx.target().channel) +
-                                   ": expected the channel's aliases, got an empty list (choose a channel with --channel)");
-                 }});
+                 .body = aliases_list});
   out.push_back({.id = "endpoints.tag", .suite = s, .rules = {"E8", "C1", "C2"},
                  .summary = "POST /channels/[id]/alias-numbers/tag answers 200 with the tagged alias, one of the channel's",
-                 .body = [](CheckContext& ctx) {
-                   auto aliases = list_aliases(ctx);
-                   TagGuard tags(ctx);
-                   auto id = tags.tag("endpoints");
-                   ctx.require(std::any_of(aliases.begin(), aliases.end(), [&](const Item& a) { return a.id == id; }),
-                               "E8", "POST " + tag_path(ctx.target().channel) + ": expected one of the channel's aliases, got alias id " +
-                                         id + ", which the alias list does not hold");
-                 }});
+                 .body = tag_one_alias});
   out.push_back({.id = "endpoints.delete-tag", .suite = s, .rules = {"E9", "C1", "C2"},
                  .summary = "DELETE /channels/[id]/alias-numbers/:id/tag answers 200 for a tagged alias",
-                 .body = [](CheckContext& ctx) {
-                   TagGuard tags(ctx);
-                   auto id = tags.tag("endpoints");
-                   delete_tag(ctx, id);
-                   tags.forget(id);
-                 }});
+                 .body = delete_tag_of_alias});
   out.push_back({.id = "endpoints.version-prefix", .suite = s, .rules = {"V1"},
                  .summary = "agents answer under /api/v1; database and aliases answer without a prefix",
-                 .body = [](CheckContext& ctx) {
-                   ctx.ok_json(ctx.send("GET", agents_path()), "V1", "GET " + agents_path());
-                   auto key = probe_key(ctx, "endpoints");
-                   database_set(ctx, key, "crh endpoints probe");
-                   ctx.ok_json(ctx.send("GET", database_path(key)), "V1", "GET " + database_path(key));
-                   ctx.ok_json(ctx.send("GET", aliases_path(ctx.target().channel)), "V1",
-                               "GET " + aliases_path(ctx.target().channel));
-                 }});
+                 .body = version_prefix});
   out.push_back({.id = "endpoints.version-prefix-only", .suite = s, .rules = {"V1"}, .severity = Severity::should,
                  .summary = "the agent list is not also served without /api/v1, nor aliases with it",
-                 .body = [](CheckContext& ctx) {
-                   for (const std::string path :
-                        {std::string("/local-agents"), "/api/v1" + aliases_path(ctx.target().channel)}) {
-                     auto e = ctx.send("GET", path);
-                     const auto& r = ctx.response(e, "GET " + path);
-                     ctx.prefer(r.status != 200, "V1",
-                                "GET " + path + ": expected an error (the spec places this path " +
-                                    (path == "/local-agents" ? "under /api/v1" : "without a prefix") + "), got " +
-                                    describe_answer(e));
-                   }
-                 }});
+                 .body = version_prefix_only});
   out.push_back({.id = "endpoints.every-answer", .suite = s, .rules = {"C1", "C2"},
                  .summary = "every answer of the run: success is exactly 200, bodies are JSON, Content-Type is JSON",
-                 .body = [](CheckContext& ctx) {
-                   std::string must, should;
-                   int cited = 0;
-                   for (const auto& r : ctx.run().recorded()) {
-                     std::string problem;
-                     bool is_must = true;
-                     std::string why;
-                     if ((r.status >= 200 && r.status < 300 && r.status != 200) || (r.status >= 300 && r.status < 400))
-                       problem = "HTTP " + std::to_string(r.status) + " (success is 200, errors are 4xx)";
-                     else if (r.status == 200 && !parse_json(r.body, why))
-                       problem = "HTTP 200 where " + why;
-                     else if (!is_json_content_type(r.content_type)) {
-                       problem = "Content-Type \"" + r.content_type + "\" (expected application/json)";
-                       is_must = false;
-                     }
-                     if (problem.empty()) continue;
-                     std::string& text = is_must ? must : should;
-                     if (text.empty()) text = "expected every answer to be JSON with status 200 or an error status; first offender (" + r.check + "): " + problem;
-                     if (cited < 5 && (is_must || must.empty())) {
-                       ctx.cite(r);
-                       ++cited;
-                     }
-                   }
-                   ctx.prefer(should.empty(), "C1", should);
-                   if (!must.empty()) ctx.fail(must.find("HTTP 200 where") != std::string::npos ? "C1" : "C2", must);
-                 },
-                 .run_wide = true});
+                 .body = every_answer, .run_wide = true});
 }
 
 }  // namespace crh::contracts::suites

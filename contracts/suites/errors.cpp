@@ -32,31 +32,13 @@ void judge(CheckContext& ctx, const core::Exchange& e, std::string_view rule, co
   ctx.refused(e, rule, what, statuses);
 }
 
-struct BadTag {
+struct WrongMethod {
   const char* name;
-  std::vector<core::Param> params;
-  const char* what;
-  std::vector<std::string> rules;
-  Severity severity;
+  const char* method;
+  std::function<std::string(CheckContext&)> path;
 };
 
-}  // namespace
-
-void add_error_checks(std::vector<Check>& out) {
-  const std::string s = "errors";
-  out.push_back({.id = "errors.unknown-route", .suite = s, .rules = {"X1", "X2"},
-                 .summary = "a path the API does not have is refused with a msg (404 expected)",
-                 .body = [](CheckContext& ctx) {
-                   for (const char* path : {"/crh-no-such-route", "/api/v1/crh-no-such-route", "/api/v2/local-agents"})
-                     ctx.refused(ctx.send("GET", path), "X1", std::string("GET ") + path,
-                                 ctx.profile().not_found_statuses);
-                 }});
-
-  struct WrongMethod {
-    const char* name;
-    const char* method;
-    std::function<std::string(CheckContext&)> path;
-  };
+const std::vector<WrongMethod>& wrong_methods() {
   static const std::vector<WrongMethod> wrong{
       {"agents-list", "DELETE", [](CheckContext&) { return agents_path(); }},
       {"agent-get", "POST", [](CheckContext& c) { return agent_path(first_agent(c)); }},
@@ -65,17 +47,19 @@ void add_error_checks(std::vector<Check>& out) {
       {"aliases-list", "PUT", [](CheckContext& c) { return aliases_path(c.target().channel); }},
       {"tag", "PATCH", [](CheckContext& c) { return tag_path(c.target().channel); }},
   };
-  for (const auto& w : wrong)
-    out.push_back({.id = std::string("errors.wrong-method.") + w.name, .suite = s, .rules = {"X1", "X2"},
-                   .severity = Severity::should,
-                   .summary = std::string(w.method) + " on the " + w.name + " path is refused with a msg (405 or 404 expected)",
-                   .body = [&w](CheckContext& ctx) {
-                     auto path = w.path(ctx);
-                     judge(ctx, ctx.send(w.method, path), "X1", std::string(w.method) + " " + path,
-                           ctx.profile().wrong_method_statuses, false);
-                   }});
+  return wrong;
+}
 
-  static const std::vector<BadTag> bad_tags{
+struct BadTag {
+  const char* name;
+  std::vector<core::Param> params;
+  const char* what;
+  std::vector<std::string> rules;
+  Severity severity;
+};
+
+const std::vector<BadTag>& bad_tags() {
+  static const std::vector<BadTag> bad{
       {"missing-tag", {{"minutes", "10", true}}, "without tag", {"R3", "X1", "X2"}, Severity::must},
       {"missing-minutes", {{"tag", tag_name("no-minutes")}}, "without minutes", {"R3", "X1", "X2"}, Severity::must},
       {"missing-both", {}, "without parameters", {"R3", "X1", "X2"}, Severity::must},
@@ -86,81 +70,120 @@ void add_error_checks(std::vector<Check>& out) {
       {"minutes-too-large", {{"tag", tag_name("bad")}, {"minutes", "1441", true}}, "with minutes=1441 (the profile allows 1 to 1440)", {"X1", "X2"}, Severity::should},
       {"empty-tag", {{"tag", ""}, {"minutes", "10", true}}, "with an empty tag", {"X1", "X2"}, Severity::should},
   };
-  for (const auto& b : bad_tags)
+  return bad;
+}
+
+// X1, X2: paths the API does not have are refused with the error shape.
+void unknown_route(CheckContext& ctx) {
+  for (const char* path : {"/crh-no-such-route", "/api/v1/crh-no-such-route", "/api/v2/local-agents"})
+    ctx.refused(ctx.send("GET", path), "X1", std::string("GET ") + path, ctx.statuses().not_found);
+}
+
+// X1, X2: a method the path does not have is refused, never a 5xx; a 200 is a SHOULD finding.
+void wrong_method(CheckContext& ctx, const WrongMethod& w) {
+  auto path = w.path(ctx);
+  judge(ctx, ctx.send(w.method, path), "X1", std::string(w.method) + " " + path, ctx.statuses().wrong_method, false);
+}
+
+// The bad tag's rules: it is refused with the error shape; a 200 is a MUST
+// finding only for a MUST bad tag.
+void bad_tag_refused(CheckContext& ctx, const BadTag& b) {
+  const std::string what = "POST " + tag_path(ctx.target().channel) + " " + b.what;
+  judge(ctx, bad_tag(ctx, b.params, what), b.rules.front(), what, ctx.statuses().bad_input,
+        b.severity == Severity::must);
+}
+
+// X1, X2: a database write without a value is refused, never a 5xx.
+void database_post_without_value(CheckContext& ctx) {
+  auto key = probe_key(ctx, "errors");
+  judge(ctx, ctx.send("POST", database_path(key), {{"other", "x"}}), "X1",
+        "POST " + database_path(key) + " without value", ctx.statuses().bad_input, false);
+}
+
+// X1, X2: odd but well-formed requests are answered or refused with the error
+// shape, never with a 5xx.
+void odd_requests(CheckContext& ctx) {
+  auto key = probe_key(ctx, "errors");
+  const std::string ch = tag_path(ctx.target().channel);
+  std::vector<core::HttpRequest> odd{
+      {"GET", "/database/%zz%", {}, {}},
+      {"GET", "/database/" + std::string(2000, 'k'), {}, {}},
+      {"GET", agents_path() + "/%00", {}, {}},
+      {"GET", agents_path() + "/" + std::string(300, '9'), {}, {}},
+      {"POST", ch, {{"Content-Type", "application/json"}}, "{\"tag\": "},
+      {"POST", ch, {{"Content-Type", "application/json"}}, "[1,2,3]"},
+      {"POST", ch, {{"Content-Type", "application/x-www-form-urlencoded"}}, "tag=%zz&minutes=%"},
+      {"POST", ch, {{"Content-Type", "text/plain"}}, "tag minutes"},
+      {"POST", database_path(key), {{"Content-Type", "application/x-www-form-urlencoded"}}, "value=%ff%fe"},
+      {"POST", database_path(key), {{"Content-Type", "application/json"}}, "{\"value\": 12}"},
+  };
+  for (auto& r : odd) {
+    const std::string what =
+        r.method + " " + r.target.substr(0, 80) + (r.body.empty() ? "" : " with body " + excerpt(r.body, 40));
+    auto e = ctx.send(r);
+    const auto& resp = ctx.response(e, what);
+    if (resp.status == 200) {
+      if (r.target == ch) untag_if_tagged(ctx, e);  // tagged after all
+      continue;
+    }
+    ctx.refused(e, "X1", what, {resp.status});
+  }
+}
+
+// X1, X2, C1: every error answer of the whole run has the documented error shape.
+void every_error_answer(CheckContext& ctx) {
+  std::optional<Finding> first_must, first_should;
+  std::size_t errors = 0, bad = 0;
+  int cited = 0;
+  for (const auto& r : ctx.run().recorded()) {
+    if (r.status == 200) continue;
+    ++errors;
+    auto findings = error_shape_findings(r.status, r.content_type, r.body);
+    if (findings.empty()) continue;
+    ++bad;
+    for (auto& f : findings) {
+      f.text = r.check + ": " + f.text;
+      auto& slot = f.severity == Severity::must ? first_must : first_should;
+      if (!slot) slot = f;
+    }
+    if (cited < 5) {
+      ctx.cite(r);
+      ++cited;
+    }
+  }
+  const std::string expected = "expected every error answer to have the documented shape (" +
+                               std::to_string(bad) + " of " + std::to_string(errors) +
+                               " error answers of the run break the error shape; first: ";
+  if (first_should) ctx.prefer(false, first_should->rule, expected + first_should->text + ")");
+  if (first_must) ctx.fail(first_must->rule, expected + first_must->text + ")");
+}
+
+}  // namespace
+
+void add_error_checks(std::vector<Check>& out) {
+  const std::string s = "errors";
+  out.push_back({.id = "errors.unknown-route", .suite = s, .rules = {"X1", "X2"},
+                 .summary = "a path the API does not have is refused with a msg (404 expected)",
+                 .body = unknown_route});
+  for (const auto& w : wrong_methods())
+    out.push_back({.id = std::string("errors.wrong-method.") + w.name, .suite = s, .rules = {"X1", "X2"},
+                   .severity = Severity::should,
+                   .summary = std::string(w.method) + " on the " + w.name + " path is refused with a msg (405 or 404 expected)",
+                   .body = [&w](CheckContext& ctx) { wrong_method(ctx, w); }});
+  for (const auto& b : bad_tags())
     out.push_back({.id = std::string("errors.tag.") + b.name, .suite = s, .rules = b.rules, .severity = b.severity,
                    .summary = std::string("a tag request ") + b.what + " is refused with a msg (400 expected)",
-                   .body = [&b](CheckContext& ctx) {
-                     const std::string what = "POST " + tag_path(ctx.target().channel) + " " + b.what;
-                     judge(ctx, bad_tag(ctx, b.params, what), b.rules.front(), what, ctx.profile().bad_input_statuses,
-                           b.severity == Severity::must);
-                   }});
-
+                   .body = [&b](CheckContext& ctx) { bad_tag_refused(ctx, b); }});
   out.push_back({.id = "errors.database-post.missing-value", .suite = s, .rules = {"X1", "X2"},
                  .severity = Severity::should,
                  .summary = "a database POST without value is refused with a msg (400 expected)",
-                 .body = [](CheckContext& ctx) {
-                   auto key = probe_key(ctx, "errors");
-                   judge(ctx, ctx.send("POST", database_path(key), {{"other", "x"}}), "X1",
-                         "POST " + database_path(key) + " without value", ctx.profile().bad_input_statuses, false);
-                 }});
-
+                 .body = database_post_without_value});
   out.push_back({.id = "errors.odd-requests", .suite = s, .rules = {"X1", "X2"},
                  .summary = "odd but well-formed requests never get a 5xx; refusals carry a msg",
-                 .body = [](CheckContext& ctx) {
-                   auto key = probe_key(ctx, "errors");
-                   const std::string ch = tag_path(ctx.target().channel);
-                   std::vector<core::HttpRequest> odd{
-                       {"GET", "/database/%zz%", {}, {}},
-                       {"GET", "/database/" + std::string(2000, 'k'), {}, {}},
-                       {"GET", agents_path() + "/%00", {}, {}},
-                       {"GET", agents_path() + "/" + std::string(300, '9'), {}, {}},
-                       {"POST", ch, {{"Content-Type", "application/json"}}, "{\"tag\": "},
-                       {"POST", ch, {{"Content-Type", "application/json"}}, "[1,2,3]"},
-                       {"POST", ch, {{"Content-Type", "application/x-www-form-urlencoded"}}, "tag=%zz&minutes=%"},
-                       {"POST", ch, {{"Content-Type", "text/plain"}}, "tag minutes"},
-                       {"POST", database_path(key), {{"Content-Type", "application/x-www-form-urlencoded"}}, "value=%ff%fe"},
-                       {"POST", database_path(key), {{"Content-Type", "application/json"}}, "{\"value\": 12}"},
-                   };
-                   for (auto& r : odd) {
-                     const std::string what = r.method + " " + r.target.substr(0, 80) + (r.body.empty() ? "" : " with body " + excerpt(r.body, 40));
-                     auto e = ctx.send(r);
-                     const auto& resp = ctx.response(e, what);
-                     if (resp.status == 200) {
-                       if (r.target == ch) untag_if_tagged(ctx, e);  // tagged after all
-                       continue;
-                     }
-                     ctx.refused(e, "X1", what, {resp.status});
-                   }
-                 }});
-
+                 .body = odd_requests});
   out.push_back({.id = "errors.every-error-answer", .suite = s, .rules = {"X1", "X2", "C1"},
                  .summary = "every error answer of the run: a 4xx status, a JSON object with a non-empty string msg, JSON Content-Type",
-                 .body = [](CheckContext& ctx) {
-                   std::optional<Finding> first_must, first_should;
-                   std::size_t errors = 0, bad = 0;
-                   int cited = 0;
-                   for (const auto& r : ctx.run().recorded()) {
-                     if (r.status == 200) continue;
-                     ++errors;
-                     auto findings = error_shape_findings(r.status, r.content_type, r.body);
-                     if (findings.empty()) continue;
-                     ++bad;
-                     for (auto& f : findings) {
-                       f.text = r.check + ": " + f.text;
-                       auto& slot = f.severity == Severity::must ? first_must : first_should;
-                       if (!slot) slot = f;
-                     }
-                     if (cited < 5) {
-                       ctx.cite(r);
-                       ++cited;
-                     }
-                   }
-                   const std::string tally = " (" + std::to_string(bad) + " of " + std::to_string(errors) +
-                                             " error answers of the run break the error shape; first: ";
-                   if (first_should) ctx.prefer(false, first_should->rule, "expected every error answer to have the documented shape" + tally + first_should->text + ")");
-                   if (first_must) ctx.fail(first_must->rule, "expected every error answer to have the documented shape" + tally + first_must->text + ")");
-                 },
-                 .run_wide = true});
+                 .body = every_error_answer, .run_wide = true});
 }
 
 }  // namespace crh::contracts::suites

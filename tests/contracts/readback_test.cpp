@@ -6,6 +6,8 @@
 
 #include <boost/json.hpp>
 
+#include "core/result_keys.hpp"
+
 namespace crh::contracts {
 namespace {
 
@@ -66,6 +68,24 @@ TEST(ContractReadback, ACheckInBothShardsKeepsTheWorseOutcome) {
   EXPECT_EQ(merged.at("checks").as_array().size(), 1u);
   EXPECT_EQ(merged.at("checks").at(0).at("outcome"), "fail");
   EXPECT_EQ(merged.at("verdict").at("status"), "failed");
+}
+
+// The counts are keyed by outcome names (keys::counts); a reader uses the
+// constants, the producer to_string(Outcome): they must agree.
+TEST(ContractReadback, CountKeysAreTheOutcomeNames) {
+  const auto doc = result_document(report_of(0, 10), options(), false);
+  const auto& counts = doc.at("counts").as_object();
+  EXPECT_EQ(counts.size(), 6u);
+  for (const auto* key : {"total", "pass", "warn", "fail", "skip", "indeterminate"})
+    EXPECT_TRUE(counts.contains(key)) << key;
+  namespace n = core::keys::counts;
+  EXPECT_EQ(to_string(Outcome::pass), n::pass);
+  EXPECT_EQ(to_string(Outcome::warn), n::warn);
+  EXPECT_EQ(to_string(Outcome::fail), n::fail);
+  EXPECT_EQ(to_string(Outcome::skip), n::skip);
+  EXPECT_EQ(to_string(Outcome::indeterminate), n::indeterminate);
+  EXPECT_EQ(counts.at("total"), 10);
+  EXPECT_EQ(counts.at("fail"), 2);
 }
 
 TEST(ContractReadback, ErrorsNameTheField) {

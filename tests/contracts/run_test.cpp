@@ -224,7 +224,7 @@ TEST_F(ContractRun, SelectsSuitesAndChecksAndRefusesUnknownNames) {
 
 TEST_F(ContractRun, StrictTurnsWarningsIntoFailures) {
   start();
-  options_.profile.not_found_statuses = {410};  // the reference answers 404: a SHOULD finding
+  options_.statuses.not_found = {410};  // the reference answers 404: a SHOULD finding
   options_.checks = {"agents.unknown-id"};
   auto report = run_contract(options_);
   ASSERT_EQ(report.results.size(), 1u);
@@ -239,7 +239,7 @@ TEST_F(ContractRun, StrictTurnsWarningsIntoFailures) {
 TEST_F(ContractRun, ProfileEncodingsAllPassAgainstTheReference) {
   start();
   for (auto enc : {core::ParamEncoding::json, core::ParamEncoding::query}) {
-    options_.profile.encoding = enc;
+    options_.target.dialect.encoding = enc;
     auto report = run_contract(options_);
     EXPECT_EQ(report.exit_code, 0) << core::to_string(enc) << "\n" << failures(report);
   }
@@ -247,7 +247,7 @@ TEST_F(ContractRun, ProfileEncodingsAllPassAgainstTheReference) {
 
 TEST_F(ContractRun, NoCallHookSkipsTheBindingChecksWithTheReason) {
   start();
-  options_.profile.call_hook.enabled = false;
+  options_.target.dialect.call_hook.enabled = false;
   auto report = run_contract(options_);
   EXPECT_EQ(report.exit_code, 0) << failures(report);
   for (const auto& c : report.results)
@@ -259,7 +259,7 @@ TEST_F(ContractRun, NoCallHookSkipsTheBindingChecksWithTheReason) {
 
 TEST_F(ContractRun, AHookPathTheTargetLacksIsASkipNotAPass) {
   start();
-  options_.profile.call_hook.path = "/no-hook/{channel}/{alias}";
+  options_.target.dialect.call_hook.path = "/no-hook/{channel}/{alias}";
   options_.suites = {"binding"};
   auto report = run_contract(options_);
   for (const auto& c : report.results) {

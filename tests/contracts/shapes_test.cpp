@@ -1,5 +1,5 @@
-// Verdict logic fed crafted answers, hostile ones included: list and id
-// detection in any reasonable shape, and the error-shape rule (X2).
+// Verdict logic fed crafted answers, hostile ones included: the rule
+// catalogue and the error-shape rule (X2).
 #include "contracts/rules.hpp"
 #include "contracts/shapes.hpp"
 
@@ -12,8 +12,6 @@ namespace crh::contracts {
 namespace {
 namespace json = boost::json;
 
-constexpr std::string_view kIdFields[] = {"id", "agent_id"};
-
 TEST(RuleCatalogue, HasEveryRuleOfTheDesignOnceWithText) {
   std::set<std::string_view> ids;
   for (const auto& r : rule_catalogue()) {
@@ -25,53 +23,6 @@ TEST(RuleCatalogue, HasEveryRuleOfTheDesignOnceWithText) {
                   "R4", "R5", "A2", "T1", "B1", "B2", "B3", "X1", "X2", "V1"})
     EXPECT_NE(find_rule(id), nullptr) << id;
   EXPECT_EQ(find_rule("Z9"), nullptr);
-}
-
-TEST(FindList, AcceptsABareArrayTheNamedFieldOrTheOnlyArray) {
-  std::string why;
-  auto bare = json::parse(R"([{"id":1},{"id":2}])");
-  auto found = find_list(bare, "agents", why);
-  ASSERT_TRUE(found);
-  EXPECT_EQ(found->items->size(), 2u);
-  EXPECT_EQ(found->where, "the body");
-
-  auto named = json::parse(R"({"count":2,"agents":[{"id":"101"}],"links":[]})");
-  found = find_list(named, "agents", why);
-  ASSERT_TRUE(found);
-  EXPECT_EQ(found->where, "field \"agents\"");
-
-  auto other_name = json::parse(R"({"total":1,"data":[{"id":"101"}]})");
-  found = find_list(other_name, "agents", why);
-  ASSERT_TRUE(found) << why;
-  EXPECT_EQ(found->where, "field \"data\"");
-
-  auto empty = json::parse(R"({"items":[]})");
-  found = find_list(empty, "agents", why);
-  ASSERT_TRUE(found);
-  EXPECT_TRUE(found->items->empty());
-}
-
-TEST(FindList, RefusesWithAReasonWhenThereIsNoneOrSeveral) {
-  std::string why;
-  EXPECT_FALSE(find_list(json::parse(R"({"a":[1],"b":[2]})"), "agents", why));
-  EXPECT_NE(why.find("several"), std::string::npos) << why;
-  EXPECT_FALSE(find_list(json::parse(R"({"a":1})"), "agents", why));
-  EXPECT_NE(why.find("no array"), std::string::npos) << why;
-  EXPECT_FALSE(find_list(json::parse(R"("agents")"), "agents", why));
-  EXPECT_FALSE(find_list(json::parse("null"), "agents", why));
-}
-
-TEST(ItemId, StringsNumbersAndBareItems) {
-  EXPECT_EQ(item_id(json::parse(R"({"id":"101"})"), kIdFields), "101");
-  EXPECT_EQ(item_id(json::parse(R"({"id":101})"), kIdFields), "101");
-  EXPECT_EQ(item_id(json::parse(R"({"agent_id":7,"name":"x"})"), kIdFields), "7");
-  EXPECT_EQ(item_id(json::parse(R"("abc")"), kIdFields), "abc");
-  EXPECT_EQ(item_id(json::parse("42"), kIdFields), "42");
-  EXPECT_FALSE(item_id(json::parse(R"({"id":""})"), kIdFields));
-  EXPECT_FALSE(item_id(json::parse(R"({"id":1.5})"), kIdFields));
-  EXPECT_FALSE(item_id(json::parse(R"({"id":null})"), kIdFields));
-  EXPECT_FALSE(item_id(json::parse(R"({"name":"no id"})"), kIdFields));
-  EXPECT_FALSE(item_id(json::parse("[1]"), kIdFields));
 }
 
 bool has(const std::vector<Finding>& f, Severity s, std::string_view rule, std::string_view words) {

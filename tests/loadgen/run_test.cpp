@@ -262,7 +262,7 @@ TEST_F(LoadRun, ResultDocumentHistogramsRebuildTheFigures) {
 
 TEST_F(LoadRun, SetupNamesWhatIsMissing) {
   start();
-  config_.target.call_hook.path = "/no/such/hook/{alias}";
+  config_.target.dialect.call_hook.path = "/no/such/hook/{alias}";
   FoundState found;
   try {
     discover(config_, found);
@@ -270,7 +270,7 @@ TEST_F(LoadRun, SetupNamesWhatIsMissing) {
   } catch (const SetupError& e) {
     EXPECT_NE(std::string(e.what()).find("call hook"), std::string::npos) << e.what();
   }
-  config_.target.call_hook = {};
+  config_.target.dialect.call_hook = {};
   config_.target.api_key = "wrong";
   EXPECT_THROW(discover(config_, found), SetupError);
   server_->stop();

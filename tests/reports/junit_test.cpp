@@ -272,6 +272,33 @@ TEST(JunitReport, PassingRunHasNoFailuresOrErrors) {
   EXPECT_EQ(root.attr("tests"), "8");
 }
 
+// A document with fields removed: the testcases show what is there, and one
+// more testsuite names what is not, as an error a CI server shows.
+TEST(JunitReport, ADocumentWithFieldsRemovedNamesThemAndDoesNotThrow) {
+  auto doc = test::crafted_contract_result();
+  auto& o = doc.as_object();
+  o["checks"].as_array()[2].as_object().erase("evidence");
+  o["checks"].as_array()[3].as_object()["duration_ms"] = "slow";
+  o["rules"].as_array()[0].as_object().erase("checks");
+  std::string xml;
+  ASSERT_NO_THROW(xml = junit_xml(doc));
+  const auto root = parse_report(xml);
+  const auto* suite = suite_named(root, "document");
+  ASSERT_TRUE(suite) << xml;
+  EXPECT_EQ(suite->attr("tests"), "1");
+  EXPECT_EQ(suite->attr("errors"), "1");
+  const auto* c = case_named(*suite, "every field the report reads is present");
+  ASSERT_TRUE(c && c->child("error")) << xml;
+  const auto message = c->child("error")->attr("message").value_or("");
+  EXPECT_EQ(message.rfind("missing from the document: ", 0), 0u) << message;
+  for (const auto* path : {"checks[2].evidence", "checks[3].duration_ms (not a number)", "rules[0].checks"})
+    EXPECT_NE(message.find(path), std::string::npos) << path << ": " << message;
+  EXPECT_TRUE(case_named(*suite_named(root, "endpoints"), "endpoints.tag")) << "the rest is still there";
+  EXPECT_EQ(root.attr("errors"), "2") << "the indeterminate check and the missing fields";
+  EXPECT_FALSE(suite_named(parse_report(junit_xml(test::crafted_contract_result())), "document"))
+      << "a complete document has no such testsuite";
+}
+
 TEST(JunitXmlEscape, EscapesMarkupAndReplacesControlBytes) {
   EXPECT_EQ(xml_escape("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
   EXPECT_EQ(xml_escape(std::string("x\x01y\x1f\x7fz\0", 7)), "x?y??z?");

@@ -9,6 +9,7 @@
 #include "load_fixture.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
+#include "reports/load_terminal.hpp"
 #include "reports/run_document.hpp"
 #include "reports/run_terminal.hpp"
 #include "xml_reader.hpp"
@@ -292,6 +293,148 @@ TEST(RunTerminal, NamesRegressionsAndTheVerdict) {
   const auto text = run_summary(full_run(), {});
   EXPECT_NE(text.find("REGRESSED race call p99"), std::string::npos) << text;
   EXPECT_NE(text.find("verdict of the run: FAILED"), std::string::npos) << text;
+}
+
+
+// ---- what the producer knew, the report shows
+
+std::string load_paragraph(const std::string& html, std::string_view scenario) {
+  const auto at = html.find("id=\"load-" + std::string(scenario) + "\"");
+  if (at == std::string::npos) return {};
+  const auto from = html.find("<p class=\"muted\">", at);
+  return html.substr(from, html.find("</p>", from) - from);
+}
+
+TEST(HtmlReport, ShowsTheRoundsInFlightTheProducerWrote) {
+  auto race = synthetic_load_run(Scenario::race, 0);
+  race.config.connections = 0;  // the scenario's default: only the engine knows how many ran
+  race.info.connections = 3;
+  RunParts p;
+  p.loads.push_back(loadgen::result_document(race));
+  ASSERT_EQ(p.loads[0].at("totals").at("connections"), 3);
+  auto html = html_report(run_document(p, std::nullopt, meta()));
+  auto intro = load_paragraph(html, "race");
+  EXPECT_NE(intro.find(", 3 rounds in flight"), std::string::npos) << intro;
+  EXPECT_EQ(html.find("8 rounds in flight"), std::string::npos) << "the old guess";
+  EXPECT_EQ(html.find("missing from the document"), std::string::npos);
+
+  // The configured number, when the engine did not say: the fixture's 5.
+  html = html_report(run_document(parts(), std::nullopt, meta()));
+  EXPECT_NE(load_paragraph(html, "race").find(", 5 rounds in flight"), std::string::npos)
+      << load_paragraph(html, "race");
+
+  // Neither: not guessed, and said to be missing.
+  race.info.connections = 0;
+  p.loads[0] = loadgen::result_document(race);
+  ASSERT_FALSE(p.loads[0].at("totals").as_object().contains("connections"));
+  html = html_report(run_document(p, std::nullopt, meta()));
+  intro = load_paragraph(html, "race");
+  EXPECT_NE(intro.find("rounds in flight not recorded"), std::string::npos) << intro;
+  EXPECT_NE(html.find("missing from the document: loads[0].totals.connections"), std::string::npos);
+}
+
+TEST(HtmlReport, ShowsTheErrorRateRiseTheComparisonUsed) {
+  auto doc = full_run();
+  auto html = html_report(doc);
+  EXPECT_NE(html.find("an error rate also by at least 0.1 percentage point"), std::string::npos);
+  doc["comparison"].as_object()["min_error_rate_rise"] = 0.005;
+  html = html_report(doc);
+  EXPECT_NE(html.find("an error rate also by at least 0.5 percentage point"), std::string::npos);
+}
+
+// ---- a document with fields removed: every rendering shows what is there,
+// names what is not, and does not throw
+
+json::object damaged_run() {
+  auto doc = full_run();
+  auto& contract = doc["contract"].as_object();
+  contract["checks"].as_array()[0].as_object().erase("summary");
+  contract.erase("counts");
+  auto& race = doc["loads"].as_array()[0].as_object();
+  race["totals"].as_object().erase("achieved_rate");
+  race["race"].as_object()["violations"] = "none";
+  race["thresholds"].as_array()[0].as_object().erase("held");
+  doc["loads"].as_array()[1].as_object().erase("operations");
+  doc["comparison"].as_object()["figures"].as_array()[0].as_object().erase("current");
+  return doc;
+}
+
+// What every rendering of damaged_run reads, and so names.
+const char* const kDamaged[] = {"loads[0].totals.achieved_rate", "loads[0].race.violations (not an array)",
+                                "loads[0].thresholds[0].held", "comparison.figures[0].current"};
+
+TEST(HtmlReport, NamesTheFieldsADocumentLacks) {
+  std::string html;
+  ASSERT_NO_THROW(html = html_report(damaged_run()));
+  XmlReader reader(html);
+  const auto root = reader.parse();
+  ASSERT_TRUE(root) << reader.error();
+  const test::Element* missing = nullptr;
+  for (const auto* p : root->descendants("p"))
+    if (p->attr("id") == "missing") missing = p;
+  ASSERT_TRUE(missing) << "no line lists the missing fields";
+  for (const auto* path : kDamaged)
+    EXPECT_NE(missing->text.find(path), std::string::npos) << path << ": " << missing->text;
+  for (const auto* path : {"contract.checks[0].summary", "contract.counts", "loads[1].operations"})
+    EXPECT_NE(missing->text.find(path), std::string::npos) << path << ": " << missing->text;
+  EXPECT_NE(html.find("id=\"load-mixed\""), std::string::npos) << "the rest is still shown";
+  EXPECT_EQ(html_report(full_run()).find("id=\"missing\""), std::string::npos)
+      << "a complete document has no such line";
+}
+
+TEST(RunTerminal, NamesTheFieldsADocumentLacks) {
+  std::string text;
+  ASSERT_NO_THROW(text = run_summary(damaged_run(), {.verbose = true}));
+  const auto at = text.find("missing from the document: ");
+  ASSERT_NE(at, std::string::npos) << text;
+  for (const auto* path : kDamaged) EXPECT_NE(text.find(path, at), std::string::npos) << path << ": " << text;
+  for (const auto* path : {"contract.counts", "loads[1].operations"})
+    EXPECT_NE(text.find(path, at), std::string::npos) << path << ": " << text;
+  EXPECT_EQ(text.find("missing from the document", at + 1), std::string::npos) << "one list for the whole run";
+  EXPECT_EQ(run_summary(full_run(), {.verbose = true}).find("missing from the document"), std::string::npos);
+}
+
+TEST(LoadTerminal, NamesTheFieldsADocumentLacks) {
+  auto load = loadgen::result_document(synthetic_load_run(Scenario::race, 0));
+  load["totals"].as_object().erase("achieved_rate");
+  load["race"].as_object().erase("skew");
+  load.erase("verdict");
+  std::string text;
+  ASSERT_NO_THROW(text = load_summary(load, {}));
+  EXPECT_NE(text.find("rounds of 8 callers"), std::string::npos) << "what is there is shown: " << text;
+  EXPECT_NE(text.find("missing from the document: "), std::string::npos) << text;
+  for (const auto* path : {"totals.achieved_rate", "race.skew", "verdict"})
+    EXPECT_NE(text.find(path), std::string::npos) << path << ": " << text;
+  EXPECT_EQ(load_summary(loadgen::result_document(synthetic_load_run(Scenario::race, 0)), {}).find("missing from"),
+            std::string::npos);
+}
+
+TEST(RunJunit, NamesTheFieldsADocumentLacksInATestcaseOfItsOwn) {
+  const auto doc = damaged_run();
+  std::string xml;
+  ASSERT_NO_THROW(xml = junit_xml(doc));
+  XmlReader reader(xml);
+  const auto root = reader.parse();
+  ASSERT_TRUE(root) << reader.error();
+  const auto suites = root->all("testsuite");
+  ASSERT_FALSE(suites.empty());
+  const auto* document = suites.back();
+  EXPECT_EQ(document->attr("name"), "document");
+  EXPECT_EQ(document->attr("errors"), "1");
+  const auto cases = document->all("testcase");
+  ASSERT_EQ(cases.size(), 1u);
+  const auto* error = cases[0]->child("error");
+  ASSERT_TRUE(error);
+  const auto message = error->attr("message").value_or("");
+  for (const auto* path : kDamaged) EXPECT_NE(message.find(path), std::string::npos) << path << ": " << message;
+  EXPECT_NE(message.find("contract.checks[0].summary"), std::string::npos) << message;
+  std::size_t tests = 0, errors = 0;
+  for (const auto* s : suites) {
+    tests += s->all("testcase").size();
+    errors += std::stoul(s->attr("errors").value_or("0"));
+  }
+  EXPECT_EQ(root->attr("tests"), std::to_string(tests));
+  EXPECT_EQ(root->attr("errors"), std::to_string(errors));
 }
 
 }  // namespace

@@ -240,5 +240,37 @@ TEST(TerminalSummary, EmbeddedTargetIsSaidSo) {
   EXPECT_FALSE(contains(contract_summary(failed_result(), {}), "embedded"));
 }
 
+
+// A document with fields removed (a truncated file, another version): the
+// summary shows what is there, names what is not, and does not throw.
+TEST(TerminalSummary, ADocumentWithFieldsRemovedNamesThemAndDoesNotThrow) {
+  auto doc = failed_result();
+  auto& o = doc.as_object();
+  o.erase("counts");
+  o["checks"].as_array()[2].as_object().erase("outcome");
+  o["suites"].as_array()[0].as_object()["counts"].as_object().erase("fail");
+  o["target"].as_object()["embedded"] = "no";
+  std::string out;
+  ASSERT_NO_THROW(out = contract_summary(doc, {}));
+  EXPECT_TRUE(contains(out, "crh contract: http://127.0.0.1:18080, channel 7")) << "what is there is shown: " << out;
+  EXPECT_TRUE(contains(out, "binding.bound-caller")) << out;
+  const auto missing = line_starting(out, "missing from the document:");
+  ASSERT_FALSE(missing.empty()) << out;
+  for (const auto* path :
+       {"counts", "checks[2].outcome", "suites[0].counts.fail", "target.embedded (not true or false)"})
+    EXPECT_TRUE(contains(missing, path)) << path << " is not named: " << missing;
+  EXPECT_EQ(lines_of(out).back(), missing) << "the list ends the summary";
+}
+
+TEST(TerminalSummary, ACompleteDocumentHasNoMissingLine) {
+  EXPECT_FALSE(contains(contract_summary(failed_result(), {.verbose = true}), "missing from the document"));
+}
+
+TEST(TerminalSummary, EvenAnEmptyObjectRendersWithoutThrowing) {
+  std::string out;
+  ASSERT_NO_THROW(out = contract_summary(json::object{}, {.verbose = true}));
+  EXPECT_TRUE(contains(out, "missing from the document: target, checks, suites, rules, notes")) << out;
+}
+
 }  // namespace
 }  // namespace crh::reports

@@ -1,32 +1,16 @@
-// The load path's HTTP/1.1 bytes: the serialized request and the incremental
-// response reader, fed whole, byte by byte, pipelined and broken.
-#include "loadgen/wire.hpp"
+// The incremental response reader as the load path uses it (body kept or
+// not, no headers captured), fed whole, byte by byte, pipelined and broken.
+#include "core/http1.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <string_view>
 
-namespace crh::loadgen {
+namespace crh::core::http1 {
 namespace {
 
 using State = ResponseReader::State;
-
-core::BaseUrl base(std::string port = "8080", std::string prefix = "") {
-  core::BaseUrl b;
-  b.host = "127.0.0.1";
-  b.port = std::move(port);
-  b.path_prefix = std::move(prefix);
-  return b;
-}
-
-core::HttpRequest request(std::string method, std::string target, std::string body = {}) {
-  core::HttpRequest r;
-  r.method = std::move(method);
-  r.target = std::move(target);
-  r.body = std::move(body);
-  return r;
-}
 
 // Feeds `bytes` in one piece and checks that all of it was consumed.
 void feed_all(ResponseReader& reader, std::string_view bytes) {
@@ -40,59 +24,11 @@ std::size_t feed_bytewise(ResponseReader& reader, std::string_view bytes) {
   return used;
 }
 
-bool has_line(const std::string& text, std::string_view line) {
-  return text.find("\r\n" + std::string(line) + "\r\n") != std::string::npos;
-}
-
-// ---------------------------------------------------------------- serialize_request
-
-TEST(Wire, SerializesAGetWithThePathPrefix) {
-  auto bytes = serialize_request(request("GET", "/channels/5/aliases?x=1"), base("8080", "/api"), "");
-  EXPECT_EQ(bytes.rfind("GET /api/channels/5/aliases?x=1 HTTP/1.1\r\n", 0), 0u) << bytes;
-  EXPECT_TRUE(has_line(bytes, "Host: 127.0.0.1:8080")) << bytes;
-  EXPECT_EQ(bytes.find("Apikey"), std::string::npos) << bytes;
-  EXPECT_EQ(bytes.find("Content-Length"), std::string::npos) << bytes;
-  EXPECT_EQ(bytes.find("Connection"), std::string::npos) << bytes;
-  ASSERT_GE(bytes.size(), 4u);
-  EXPECT_EQ(bytes.substr(bytes.size() - 4), "\r\n\r\n") << bytes;
-}
-
-TEST(Wire, SerializesAnEmptyTargetAsTheRoot) {
-  auto bytes = serialize_request(request("GET", ""), base("80", "/p"), "");
-  EXPECT_EQ(bytes.rfind("GET /p/ HTTP/1.1\r\n", 0), 0u) << bytes;
-  EXPECT_TRUE(has_line(bytes, "Host: 127.0.0.1")) << bytes;
-}
-
-TEST(Wire, SerializesTheApikeyOnlyWhenGiven) {
-  auto with = serialize_request(request("GET", "/x"), base(), "s3cret");
-  EXPECT_TRUE(has_line(with, "Apikey: s3cret")) << with;
-  auto without = serialize_request(request("GET", "/x"), base(), "");
-  EXPECT_EQ(without.find("Apikey"), std::string::npos) << without;
-}
-
-TEST(Wire, SerializesAPostWithABody) {
-  auto r = request("POST", "/channels/1/alias-numbers/2/tag", R"({"minutes":5})");
-  r.headers.push_back({"Content-Type", "application/json"});
-  auto bytes = serialize_request(r, base(), "k");
-  EXPECT_EQ(bytes.rfind("POST /channels/1/alias-numbers/2/tag HTTP/1.1\r\n", 0), 0u) << bytes;
-  EXPECT_TRUE(has_line(bytes, "Content-Type: application/json")) << bytes;
-  EXPECT_TRUE(has_line(bytes, "Content-Length: 13")) << bytes;
-  EXPECT_EQ(bytes.substr(bytes.size() - 17), "\r\n\r\n{\"minutes\":5}") << bytes;
-}
-
-TEST(Wire, SerializesAPostWithoutABodyWithContentLengthZero) {
-  auto bytes = serialize_request(request("POST", "/x"), base(), "");
-  EXPECT_TRUE(has_line(bytes, "Content-Length: 0")) << bytes;
-  EXPECT_EQ(bytes.substr(bytes.size() - 4), "\r\n\r\n") << bytes;
-  auto del = serialize_request(request("DELETE", "/x"), base(), "");
-  EXPECT_EQ(del.find("Content-Length"), std::string::npos) << del;
-}
-
 // ---------------------------------------------------------------- ResponseReader: framing
 
 constexpr std::string_view kSimple = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello";
 
-TEST(Wire, ReadsAContentLengthAnswerInOneFeed) {
+TEST(Http1, ReadsAContentLengthAnswerInOneFeed) {
   ResponseReader reader;
   reader.reset(true);
   feed_all(reader, kSimple);
@@ -104,7 +40,7 @@ TEST(Wire, ReadsAContentLengthAnswerInOneFeed) {
   EXPECT_FALSE(reader.retry_after());
 }
 
-TEST(Wire, ReadsAContentLengthAnswerByteByByte) {
+TEST(Http1, ReadsAContentLengthAnswerByteByByte) {
   ResponseReader reader;
   reader.reset(true);
   for (std::size_t i = 0; i + 1 < kSimple.size(); ++i) {
@@ -123,7 +59,7 @@ constexpr std::string_view kChunked =
     "6 ; x\r\n world\r\n"
     "0;last\r\nX-Checksum: abc\r\nX-Other: d\r\n\r\n";
 
-TEST(Wire, ReadsChunkedWithExtensionsAndTrailers) {
+TEST(Http1, ReadsChunkedWithExtensionsAndTrailers) {
   ResponseReader reader;
   reader.reset(true);
   feed_all(reader, kChunked);
@@ -134,7 +70,7 @@ TEST(Wire, ReadsChunkedWithExtensionsAndTrailers) {
   EXPECT_TRUE(reader.keep_alive());
 }
 
-TEST(Wire, ReadsChunkedByteByByte) {
+TEST(Http1, ReadsChunkedByteByByte) {
   ResponseReader reader;
   reader.reset(true);
   EXPECT_EQ(feed_bytewise(reader, kChunked), kChunked.size());
@@ -142,7 +78,7 @@ TEST(Wire, ReadsChunkedByteByByte) {
   EXPECT_EQ(reader.body(), "hello world");
 }
 
-TEST(Wire, ReadsACloseDelimitedBodyUntilEof) {
+TEST(Http1, ReadsACloseDelimitedBodyUntilEof) {
   ResponseReader reader;
   reader.reset(true);
   feed_all(reader, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nsome ");
@@ -155,7 +91,7 @@ TEST(Wire, ReadsACloseDelimitedBodyUntilEof) {
   EXPECT_FALSE(reader.keep_alive());
 }
 
-TEST(Wire, Reads204WithoutABody) {
+TEST(Http1, Reads204WithoutABody) {
   ResponseReader reader;
   reader.reset(true);
   feed_all(reader, "HTTP/1.1 204 No Content\r\nServer: x\r\n\r\n");
@@ -165,7 +101,7 @@ TEST(Wire, Reads204WithoutABody) {
   EXPECT_TRUE(reader.keep_alive());
 }
 
-TEST(Wire, SkipsAnInterim100Continue) {
+TEST(Http1, SkipsAnInterim100Continue) {
   const std::string bytes = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
   ResponseReader reader;
   reader.reset(true);
@@ -184,7 +120,7 @@ TEST(Wire, SkipsAnInterim100Continue) {
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 constexpr std::string_view kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
-TEST(Wire, SkipsEarlyHintsAndKeepsNoneOfTheirHeaders) {
+TEST(Http1, SkipsEarlyHintsAndKeepsNoneOfTheirHeaders) {
   // A 103's headers speak of the final answer to come, not for it: its
   // Connection and Retry-After must not leak into the 200.
   const std::string bytes =
@@ -200,7 +136,7 @@ TEST(Wire, SkipsEarlyHintsAndKeepsNoneOfTheirHeaders) {
   EXPECT_FALSE(reader.retry_after());
 }
 
-TEST(Wire, SkipsSeveralInterimAnswersAndLeavesTheNextResponse) {
+TEST(Http1, SkipsSeveralInterimAnswersAndLeavesTheNextResponse) {
   const std::string first = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\nX-A: 1\r\n\r\n"
                             "HTTP/1.1 103 Early Hints\r\nLink: <a>\r\n\r\n" + std::string(kOk);
   const std::string both = first + "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
@@ -222,7 +158,7 @@ TEST(Wire, SkipsSeveralInterimAnswersAndLeavesTheNextResponse) {
   EXPECT_EQ(reader.body(), "ok");
 }
 
-TEST(Wire, SkipsAnInterimAnswerSplitAnywhereAcrossFeeds) {
+TEST(Http1, SkipsAnInterimAnswerSplitAnywhereAcrossFeeds) {
   // Every split point, including those inside the blank lines that end each head.
   const std::string bytes = std::string(kContinue) + std::string(kContinue) + std::string(kOk);
   for (std::size_t cut = 1; cut < bytes.size(); ++cut) {
@@ -239,7 +175,7 @@ TEST(Wire, SkipsAnInterimAnswerSplitAnywhereAcrossFeeds) {
   }
 }
 
-TEST(Wire, AnEndlessStreamOfInterimAnswersFailsWithTheReason) {
+TEST(Http1, AnEndlessStreamOfInterimAnswersFailsWithTheReason) {
   ResponseReader reader;
   reader.reset(false);
   for (int i = 0; i < 32; ++i) {
@@ -267,7 +203,7 @@ TEST(Wire, AnEndlessStreamOfInterimAnswersFailsWithTheReason) {
   EXPECT_NE(small.error().find("beyond 256 bytes"), std::string::npos) << small.error();
 }
 
-TEST(Wire, RejectsSwitchingProtocolsThatWasNeverAskedFor) {
+TEST(Http1, RejectsSwitchingProtocolsThatWasNeverAskedFor) {
   ResponseReader reader;
   reader.reset(false);
   reader.feed("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" + std::string(kOk));
@@ -276,7 +212,7 @@ TEST(Wire, RejectsSwitchingProtocolsThatWasNeverAskedFor) {
   EXPECT_FALSE(reader.keep_alive());
 }
 
-TEST(Wire, LeavesAPipelinedSecondResponseUnconsumed) {
+TEST(Http1, LeavesAPipelinedSecondResponseUnconsumed) {
   const std::string first = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none";
   const std::string second = "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\ntwo";
   const std::string both = first + second;
@@ -296,7 +232,7 @@ TEST(Wire, LeavesAPipelinedSecondResponseUnconsumed) {
   EXPECT_EQ(reader.body(), "two");
 }
 
-TEST(Wire, LeavesAResponseAfterAChunkedOneUnconsumed) {
+TEST(Http1, LeavesAResponseAfterAChunkedOneUnconsumed) {
   const std::string second = "HTTP/1.1 204 No Content\r\n\r\n";
   const std::string both = std::string(kChunked) + second;
   ResponseReader reader;
@@ -306,7 +242,7 @@ TEST(Wire, LeavesAResponseAfterAChunkedOneUnconsumed) {
   EXPECT_EQ(reader.body(), "hello world");
 }
 
-TEST(Wire, LeavesAResponseAfterA204Unconsumed) {
+TEST(Http1, LeavesAResponseAfterA204Unconsumed) {
   const std::string first = "HTTP/1.1 204 No Content\r\n\r\n";
   const std::string both = first + std::string(kSimple);
   ResponseReader reader;
@@ -318,7 +254,7 @@ TEST(Wire, LeavesAResponseAfterA204Unconsumed) {
 
 // ---------------------------------------------------------------- ResponseReader: headers
 
-TEST(Wire, ConnectionCloseEndsKeepAlive) {
+TEST(Http1, ConnectionCloseEndsKeepAlive) {
   ResponseReader reader;
   reader.reset(false);
   feed_all(reader, "HTTP/1.1 200 OK\r\nconnection: Close\r\nContent-Length: 0\r\n\r\n");
@@ -326,7 +262,7 @@ TEST(Wire, ConnectionCloseEndsKeepAlive) {
   EXPECT_FALSE(reader.keep_alive());
 }
 
-TEST(Wire, Http10IsNotKeptAlive) {
+TEST(Http1, Http10IsNotKeptAlive) {
   ResponseReader reader;
   reader.reset(false);
   feed_all(reader, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
@@ -335,7 +271,7 @@ TEST(Wire, Http10IsNotKeptAlive) {
   EXPECT_FALSE(reader.keep_alive());
 }
 
-TEST(Wire, ParsesRetryAfterSeconds) {
+TEST(Http1, ParsesRetryAfterSeconds) {
   ResponseReader reader;
   reader.reset(false);
   feed_all(reader, "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 120\r\nContent-Length: 0\r\n\r\n");
@@ -345,7 +281,7 @@ TEST(Wire, ParsesRetryAfterSeconds) {
   EXPECT_DOUBLE_EQ(*reader.retry_after(), 120.0);
 }
 
-TEST(Wire, IgnoresRetryAfterDates) {
+TEST(Http1, IgnoresRetryAfterDates) {
   ResponseReader reader;
   reader.reset(false);
   feed_all(reader,
@@ -355,7 +291,7 @@ TEST(Wire, IgnoresRetryAfterDates) {
   EXPECT_FALSE(reader.retry_after());
 }
 
-TEST(Wire, KeepsTheBodyOnlyWhenAsked) {
+TEST(Http1, KeepsTheBodyOnlyWhenAsked) {
   ResponseReader reader;
   reader.reset(false);
   feed_all(reader, kSimple);
@@ -381,19 +317,19 @@ void expect_error(std::string_view bytes, ReaderLimits limits = {}) {
   EXPECT_FALSE(reader.keep_alive()) << "for: " << bytes;
 }
 
-TEST(Wire, RejectsAGarbageStatusLine) {
+TEST(Http1, RejectsAGarbageStatusLine) {
   expect_error("garbage\r\n\r\n");
   expect_error("SMTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
   expect_error("HTTP/2 200 OK\r\nContent-Length: 0\r\n\r\n");
   expect_error("HTTP/1.1 200OK\r\nContent-Length: 0\r\n\r\n");
 }
 
-TEST(Wire, RejectsANonNumericStatusCode) {
+TEST(Http1, RejectsANonNumericStatusCode) {
   expect_error("HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n");
   expect_error("HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n");
 }
 
-TEST(Wire, RejectsConflictingContentLengths) {
+TEST(Http1, RejectsConflictingContentLengths) {
   expect_error("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!");
   expect_error("HTTP/1.1 200 OK\r\nContent-Length: five\r\n\r\nhello");
   // The same length twice is no conflict.
@@ -403,13 +339,13 @@ TEST(Wire, RejectsConflictingContentLengths) {
   EXPECT_EQ(reader.state(), State::done) << reader.error();
 }
 
-TEST(Wire, RejectsABadChunkSize) {
+TEST(Http1, RejectsABadChunkSize) {
   expect_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n");
   expect_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\r\nhello\r\n0\r\n\r\n");
   expect_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloX\r\n0\r\n\r\n");
 }
 
-TEST(Wire, RejectsAHeaderBlockBeyondTheLimit) {
+TEST(Http1, RejectsAHeaderBlockBeyondTheLimit) {
   const ReaderLimits small{64, 1024};
   // Never terminated: the limit is hit while still waiting for the end.
   expect_error("HTTP/1.1 200 OK\r\nX-Long: " + std::string(100, 'a'), small);
@@ -423,7 +359,7 @@ TEST(Wire, RejectsAHeaderBlockBeyondTheLimit) {
   EXPECT_FALSE(reader.error().empty());
 }
 
-TEST(Wire, RejectsABodyBeyondTheLimit) {
+TEST(Http1, RejectsABodyBeyondTheLimit) {
   const ReaderLimits small{1024, 10};
   expect_error("HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n0123456789a", small);
   expect_error("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n01234567\r\n8\r\n01234567\r\n0\r\n\r\n",
@@ -437,13 +373,13 @@ TEST(Wire, RejectsABodyBeyondTheLimit) {
   EXPECT_EQ(reader.state(), State::done) << reader.error();
 }
 
-TEST(Wire, RejectsEndlessTrailers) {
+TEST(Http1, RejectsEndlessTrailers) {
   std::string bytes = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n";
   for (int i = 0; i < 100; ++i) bytes += "X-Trailer: " + std::string(20, 't') + "\r\n";
   expect_error(bytes, ReaderLimits{.header_bytes = 1024});
 }
 
-TEST(Wire, EofInTheHeadIsAnError) {
+TEST(Http1, EofInTheHeadIsAnError) {
   ResponseReader reader;
   reader.reset(true);
   feed_all(reader, "HTTP/1.1 200 OK\r\nContent-Le");
@@ -458,7 +394,7 @@ TEST(Wire, EofInTheHeadIsAnError) {
   EXPECT_FALSE(reader.error().empty());
 }
 
-TEST(Wire, EofInAContentLengthBodyIsAnError) {
+TEST(Http1, EofInAContentLengthBodyIsAnError) {
   ResponseReader reader;
   reader.reset(true);
   feed_all(reader, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc");
@@ -469,7 +405,7 @@ TEST(Wire, EofInAContentLengthBodyIsAnError) {
   EXPECT_FALSE(reader.keep_alive());
 }
 
-TEST(Wire, EofInAChunkedBodyIsAnError) {
+TEST(Http1, EofInAChunkedBodyIsAnError) {
   ResponseReader reader;
   reader.reset(true);
   feed_all(reader, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhel");
@@ -477,7 +413,7 @@ TEST(Wire, EofInAChunkedBodyIsAnError) {
   EXPECT_EQ(reader.state(), State::error);
 }
 
-TEST(Wire, EofAfterDoneChangesNothing) {
+TEST(Http1, EofAfterDoneChangesNothing) {
   ResponseReader reader;
   reader.reset(true);
   feed_all(reader, kSimple);
@@ -485,7 +421,7 @@ TEST(Wire, EofAfterDoneChangesNothing) {
   EXPECT_EQ(reader.state(), State::done);
 }
 
-TEST(Wire, ResetMakesAReaderReusable) {
+TEST(Http1, ResetMakesAReaderReusable) {
   ResponseReader reader;
   reader.reset(true);
   reader.feed("garbage\r\n\r\n");
@@ -510,4 +446,4 @@ TEST(Wire, ResetMakesAReaderReusable) {
 }
 
 }  // namespace
-}  // namespace crh::loadgen
+}  // namespace crh::core::http1

@@ -1,12 +1,12 @@
 // Profiles: defaults as DESIGN.md §3 says, every setting readable, and every
 // mistake in a file named by its field.
-#include "contracts/profile.hpp"
+#include "core/profile.hpp"
 
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
-namespace crh::contracts {
+namespace crh::core {
 namespace {
 namespace json = boost::json;
 
@@ -23,18 +23,18 @@ std::string error_of(std::string_view text) {
 
 TEST(Profile, DefaultsAreTheDesignDefaults) {
   Profile p;
-  EXPECT_EQ(p.encoding, core::ParamEncoding::form);
-  EXPECT_TRUE(p.call_hook.enabled);
-  EXPECT_EQ(p.call_hook.method, "POST");
-  EXPECT_EQ(p.call_hook.path, "/channels/{channel}/alias-numbers/{alias}/calls");
-  EXPECT_EQ(p.call_hook.parameter, "caller");
-  EXPECT_EQ(p.auth_statuses, (std::vector<unsigned>{401, 403}));
-  EXPECT_EQ(p.not_found_statuses, (std::vector<unsigned>{404}));
-  EXPECT_EQ(p.bad_input_statuses, (std::vector<unsigned>{400}));
-  EXPECT_EQ(p.all_tagged_statuses, (std::vector<unsigned>{409}));
-  EXPECT_EQ(p.agents_list_field, "agents");
-  EXPECT_EQ(p.aliases_list_field, "aliases");
-  EXPECT_EQ(parse("{}").encoding, core::ParamEncoding::form);
+  EXPECT_EQ(p.dialect.encoding, ParamEncoding::form);
+  EXPECT_TRUE(p.dialect.call_hook.enabled);
+  EXPECT_EQ(p.dialect.call_hook.method, "POST");
+  EXPECT_EQ(p.dialect.call_hook.path, "/channels/{channel}/alias-numbers/{alias}/calls");
+  EXPECT_EQ(p.dialect.call_hook.parameter, "caller");
+  EXPECT_EQ(p.statuses.auth, (std::vector<unsigned>{401, 403}));
+  EXPECT_EQ(p.statuses.not_found, (std::vector<unsigned>{404}));
+  EXPECT_EQ(p.statuses.bad_input, (std::vector<unsigned>{400}));
+  EXPECT_EQ(p.statuses.all_tagged, (std::vector<unsigned>{409}));
+  EXPECT_EQ(p.dialect.fields.agents_list, "agents");
+  EXPECT_EQ(p.dialect.fields.aliases_list, "aliases");
+  EXPECT_EQ(parse("{}").dialect.encoding, ParamEncoding::form);
 }
 
 TEST(Profile, ReadsEverySetting) {
@@ -47,36 +47,36 @@ TEST(Profile, ReadsEverySetting) {
     "lists": {"agents": "items", "aliases": "numbers"},
     "fields": {"agent_state": "status", "alias_tag": "label", "database_value": "data"}
   })");
-  EXPECT_EQ(p.encoding, core::ParamEncoding::json);
-  EXPECT_EQ(p.call_hook.method, "PUT");
-  EXPECT_EQ(p.call_hook.path_for("1", "a b"), "/hook/1/a%20b");
-  EXPECT_EQ(p.call_hook.parameter, "from");
-  EXPECT_EQ(p.auth_statuses, (std::vector<unsigned>{403}));
-  EXPECT_EQ(p.not_found_statuses, (std::vector<unsigned>{404, 410}));
-  EXPECT_EQ(p.bad_input_statuses, (std::vector<unsigned>{422}));
-  EXPECT_EQ(p.all_tagged_statuses, (std::vector<unsigned>{503}));
-  EXPECT_EQ(p.call_refused_statuses, (std::vector<unsigned>{423}));
-  EXPECT_EQ(p.agent_id_fields, (std::vector<std::string>{"agentId"}));
-  EXPECT_EQ(p.alias_id_fields, (std::vector<std::string>{"aliasNumberId"}));
-  EXPECT_EQ(p.agents_list_field, "items");
-  EXPECT_EQ(p.aliases_list_field, "numbers");
-  EXPECT_EQ(p.agent_state_field, "status");
-  EXPECT_EQ(p.alias_tag_field, "label");
-  EXPECT_EQ(p.database_value_field, "data");
-  EXPECT_EQ(parse(R"({"encoding": "query"})").encoding, core::ParamEncoding::query);
+  EXPECT_EQ(p.dialect.encoding, ParamEncoding::json);
+  EXPECT_EQ(p.dialect.call_hook.method, "PUT");
+  EXPECT_EQ(p.dialect.call_hook.path_for("1", "a b"), "/hook/1/a%20b");
+  EXPECT_EQ(p.dialect.call_hook.parameter, "from");
+  EXPECT_EQ(p.statuses.auth, (std::vector<unsigned>{403}));
+  EXPECT_EQ(p.statuses.not_found, (std::vector<unsigned>{404, 410}));
+  EXPECT_EQ(p.statuses.bad_input, (std::vector<unsigned>{422}));
+  EXPECT_EQ(p.statuses.all_tagged, (std::vector<unsigned>{503}));
+  EXPECT_EQ(p.statuses.call_refused, (std::vector<unsigned>{423}));
+  EXPECT_EQ(p.dialect.fields.agent_id, (std::vector<std::string>{"agentId"}));
+  EXPECT_EQ(p.dialect.fields.alias_id, (std::vector<std::string>{"aliasNumberId"}));
+  EXPECT_EQ(p.dialect.fields.agents_list, "items");
+  EXPECT_EQ(p.dialect.fields.aliases_list, "numbers");
+  EXPECT_EQ(p.dialect.fields.agent_state, "status");
+  EXPECT_EQ(p.dialect.fields.alias_tag, "label");
+  EXPECT_EQ(p.dialect.fields.database_value, "data");
+  EXPECT_EQ(parse(R"({"encoding": "query"})").dialect.encoding, ParamEncoding::query);
 }
 
 TEST(Profile, ANullCallHookMeansTheTargetHasNone) {
-  EXPECT_FALSE(parse(R"({"call_hook": null})").call_hook.enabled);
-  EXPECT_FALSE(parse(R"({"call_hook": false})").call_hook.enabled);
+  EXPECT_FALSE(parse(R"({"call_hook": null})").dialect.call_hook.enabled);
+  EXPECT_FALSE(parse(R"({"call_hook": false})").dialect.call_hook.enabled);
 }
 
 TEST(Profile, RoundTripsThroughItsJson) {
   auto p = parse(R"({"encoding": "json", "statuses": {"auth": [403]}, "call_hook": null})");
   auto again = parse_profile(to_json(p), "again");
-  EXPECT_EQ(again.encoding, core::ParamEncoding::json);
-  EXPECT_EQ(again.auth_statuses, (std::vector<unsigned>{403}));
-  EXPECT_FALSE(again.call_hook.enabled);
+  EXPECT_EQ(again.dialect.encoding, ParamEncoding::json);
+  EXPECT_EQ(again.statuses.auth, (std::vector<unsigned>{403}));
+  EXPECT_FALSE(again.dialect.call_hook.enabled);
 }
 
 TEST(Profile, NamesTheFieldOfEveryMistake) {
@@ -102,4 +102,4 @@ TEST(Profile, LoadNamesAMissingOrBrokenFile) {
 }
 
 }  // namespace
-}  // namespace crh::contracts
+}  // namespace crh::core

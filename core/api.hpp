@@ -1,0 +1,98 @@
+// The API model: the one place outside reference/ that knows the nine
+// endpoints of the spec and the call hook (DESIGN.md §4). An operation and
+// its arguments in, a request out, encoded as the target's dialect says; and
+// the readers of lists, ids and fields under the dialect's names. The
+// contract checks and the load generator both build and read through it.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/http.hpp"
+#include "core/target.hpp"
+
+namespace crh::core::api {
+
+enum class Operation {
+  list_agents,   // GET    /api/v1/local-agents
+  get_agent,     // GET    /api/v1/local-agents/{id}
+  snooze,        // PUT    /api/v1/local-agents/{id}/snooze
+  wake,          // PUT    /api/v1/local-agents/{id}/wake
+  db_get,        // GET    /database/{key}
+  db_set,        // POST   /database/{key}        value
+  list_aliases,  // GET    /channels/{channel}/alias-numbers
+  tag,           // POST   /channels/{channel}/alias-numbers/tag          tag, minutes
+  untag,         // DELETE /channels/{channel}/alias-numbers/{alias}/tag
+  call,          // the call hook: the dialect's method and path         caller
+};
+
+// What an operation addresses and carries; each uses only its own fields.
+struct Arguments {
+  std::string id;      // the agent, database key or alias
+  std::string value;   // db_set
+  std::string tag;     // tag
+  int minutes = 10;    // tag
+  std::string caller;  // call
+};
+
+// The request for `op` on `target` (channel and dialect), without the Apikey
+// header: the sender decides how to authenticate.
+HttpRequest request(const Target& target, Operation op, const Arguments& args = {});
+
+// Paths, percent-encoded, under the base URL (for requests the model does
+// not build: odd methods, odd bodies, labels in messages).
+std::string agents_path();                                             // /api/v1/local-agents
+std::string agent_path(const std::string& id);                         // /api/v1/local-agents/ID
+std::string agent_op_path(const std::string& id, std::string_view op);  // .../ID/snooze
+std::string database_path(const std::string& key);                     // /database/KEY
+std::string aliases_path(const std::string& channel);                  // /channels/ID/alias-numbers
+std::string tag_path(const std::string& channel);                      // .../alias-numbers/tag
+std::string delete_tag_path(const std::string& channel, const std::string& alias);
+
+// ---- reading answers, in any reasonable shape ----
+
+struct FoundList {
+  const boost::json::array* items = nullptr;
+  std::string where;  // "the body" or "field \"agents\""
+};
+
+// The collection in `body`: the body itself when it is an array; else the
+// field `preferred` when it is an array; else the one field that holds an
+// array. Nothing (and `why`) when there is none or the choice is ambiguous.
+std::optional<FoundList> find_list(const boost::json::value& body, std::string_view preferred, std::string& why);
+
+// An item's id as text: a bare string or integer item is its own id; for an
+// object, the first of `fields` holding a non-empty string or an integer.
+std::optional<std::string> item_id(const boost::json::value& item, std::span<const std::string> fields);
+
+// Ids read under the dialect's id fields.
+std::optional<std::string> agent_id(const FieldNames& names, const boost::json::value& item);
+std::optional<std::string> alias_id(const FieldNames& names, const boost::json::value& item);
+
+// The alias a tag answer names: its own id, else the id of the first object
+// it holds that has one (a service may wrap the alias).
+std::optional<std::string> tagged_alias_id(const FieldNames& names, const boost::json::value& body);
+
+// The alias's tag as the list shows it: a string when tagged, "" when the tag
+// field is null or empty, nothing when the object has no tag field at all.
+std::optional<std::string> tag_of(const FieldNames& names, const boost::json::value& alias);
+
+// The ids of the aliases in a list answer whose tag starts with `prefix`
+// (what a run tagged, for its restore); nothing when the answer holds no list.
+std::optional<std::vector<std::string>> aliases_tagged(const FieldNames& names, const boost::json::value& body,
+                                                       std::string_view prefix);
+
+// The agent's state field as JSON text, or the whole object's when it has none.
+std::string agent_state(const FieldNames& names, const boost::json::value& agent);
+// The state field when it is a string ("available", "snoozed"); else nothing.
+std::optional<std::string> agent_state_text(const FieldNames& names, const boost::json::value& agent);
+
+// The value a database answer holds: the dialect's field when present, else
+// a bare string body. Nothing when neither is there.
+std::optional<std::string> database_value(const FieldNames& names, const boost::json::value& body);
+
+}  // namespace crh::core::api

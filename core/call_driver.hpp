@@ -1,0 +1,72 @@
+// The call-driver seam: how a caller's call reaches the target, whatever the
+// protocol. A check or a load arms a call (connects and prepares everything
+// but its release), fires it, and learns the outcome with evidence. The HTTP
+// call hook (DESIGN.md §4) is the first driver (core/http_call_driver.hpp);
+// a SIP driver would be the second. The binding checks and the race reach
+// the target only through this interface.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/http.hpp"
+
+namespace crh::core {
+
+enum class CallOutcome {
+  connected,  // the caller is through: bound, or already bound to this alias
+  refused,    // a "no" by design: the alias is bound to another caller
+  throttled,  // not handled now (rate limited): says nothing about the binding
+  unknown,    // no usable answer (silence, reset, a server error): it may or may not have bound
+};
+std::string_view to_string(CallOutcome o);
+
+struct CallResult {
+  CallOutcome outcome = CallOutcome::unknown;
+  unsigned status = 0;               // the protocol's status code; 0 when none came
+  std::string evidence;              // what came back, for people
+  std::optional<Exchange> exchange;  // the exchange itself, when the driver speaks HTTP
+  bool no_hook = false;              // the target has no way to place calls at all
+};
+
+// One call prepared up to its release.
+class ArmedCall {
+ public:
+  virtual ~ArmedCall() = default;
+  // False when arming failed (no connection): fire() then sends nothing and
+  // result() says why, as an unknown outcome.
+  virtual bool ready() const = 0;
+  // Releases the call; may block until it is on its way.
+  virtual void fire() = 0;
+  // Waits for the outcome of a fired call (by the driver's deadline).
+  virtual CallResult result() = 0;
+};
+
+// The bytes of one call on a stream connection, for an event loop that owns
+// its sockets (the load engine): `armed` is written when arming, `release`
+// fires the call; neither carries anything but the call.
+struct CallWire {
+  std::string armed;
+  std::string release;
+};
+
+class CallDriver {
+ public:
+  virtual ~CallDriver() = default;
+
+  // "POST /channels/{channel}/alias-numbers/{alias}/calls", for messages.
+  virtual std::string describe() const = 0;
+  // Connects and prepares `caller`'s call to `alias`; fire() releases it.
+  virtual std::unique_ptr<ArmedCall> arm(const std::string& alias, const std::string& caller) = 0;
+  // The same call as bytes, with the key when `api_key` is not empty.
+  virtual CallWire wire(const std::string& alias, const std::string& caller) const = 0;
+  // What an answer's status says of the call.
+  virtual CallOutcome outcome_of(unsigned status) const = 0;
+
+  // Arms, fires and waits: one call, no race.
+  CallResult place(const std::string& alias, const std::string& caller);
+};
+
+}  // namespace crh::core

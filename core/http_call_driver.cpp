@@ -1,0 +1,105 @@
+// The HTTP call driver: a warm connection per armed call.
+#include "core/http_call_driver.hpp"
+
+#include "core/api.hpp"
+#include "core/http1.hpp"
+
+namespace crh::core {
+
+std::string_view to_string(CallOutcome o) {
+  switch (o) {
+    case CallOutcome::connected: return "connected";
+    case CallOutcome::refused: return "refused";
+    case CallOutcome::throttled: return "throttled";
+    case CallOutcome::unknown: return "unknown";
+  }
+  return "?";
+}
+
+CallResult CallDriver::place(const std::string& alias, const std::string& caller) {
+  auto call = arm(alias, caller);
+  call->fire();
+  return call->result();
+}
+
+// Armed: the connection is open (a request went through on it), the call's
+// request is built; fire() sends it and reads the answer.
+class HttpCallDriver::Armed : public ArmedCall {
+ public:
+  Armed(const HttpCallDriver& driver, HttpRequest request)
+      : driver_(driver), client_(driver.target_.base, driver.client_), request_(std::move(request)) {
+    auto warm = api::request(driver.target_, api::Operation::list_agents);
+    warm.headers.push_back({"Apikey", driver.target_.api_key});
+    warm_ = client_.send(std::move(warm));
+  }
+
+  bool ready() const override { return warm_.answered(); }
+
+  void fire() override {
+    if (!warm_.answered()) {  // the connection could not be opened: the call never went out
+      result_ = driver_.result_of(warm_);
+      result_.evidence = "could not open the caller's connection: " + result_.evidence;
+      result_.exchange.reset();  // that exchange was not the call
+      return;
+    }
+    auto e = client_.send(std::move(request_));
+    if (driver_.observe_) driver_.observe_(e);
+    result_ = driver_.result_of(std::move(e));
+  }
+
+  CallResult result() override { return std::move(result_); }
+
+ private:
+  const HttpCallDriver& driver_;
+  HttpClient client_;
+  HttpRequest request_;
+  Exchange warm_;
+  CallResult result_;
+};
+
+HttpCallDriver::HttpCallDriver(Target target, ClientConfig client, std::function<void(const Exchange&)> observe)
+    : target_(std::move(target)), client_(client), observe_(std::move(observe)) {}
+
+std::string HttpCallDriver::describe() const {
+  return target_.dialect.call_hook.method + " " + target_.dialect.call_hook.path;
+}
+
+HttpRequest HttpCallDriver::request(const std::string& alias, const std::string& caller) const {
+  auto r = api::request(target_, api::Operation::call, {.id = alias, .caller = caller});
+  r.headers.push_back({"Apikey", target_.api_key});
+  return r;
+}
+
+std::unique_ptr<ArmedCall> HttpCallDriver::arm(const std::string& alias, const std::string& caller) {
+  return std::make_unique<Armed>(*this, request(alias, caller));
+}
+
+CallWire HttpCallDriver::wire(const std::string& alias, const std::string& caller) const {
+  auto r = api::request(target_, api::Operation::call, {.id = alias, .caller = caller});
+  std::string bytes = http1::serialize_request(r, target_.base, target_.api_key);
+  // The last byte is the release: until it comes the target cannot act on the call.
+  CallWire w;
+  w.release = bytes.substr(bytes.size() - 1);
+  bytes.pop_back();
+  w.armed = std::move(bytes);
+  return w;
+}
+
+CallOutcome HttpCallDriver::outcome_of(unsigned status) const {
+  if (status == 0 || status >= 500) return CallOutcome::unknown;
+  if (status == 429) return CallOutcome::throttled;
+  return status == 200 ? CallOutcome::connected : CallOutcome::refused;
+}
+
+CallResult HttpCallDriver::result_of(Exchange e) const {
+  CallResult r;
+  r.status = e.answered() ? e.response->status : 0;
+  r.outcome = outcome_of(r.status);
+  r.no_hook = r.status == 404 || r.status == 405 || r.status == 501;
+  r.evidence = e.answered() ? "HTTP " + std::to_string(r.status)
+                            : "no answer: " + std::string(to_string(e.error)) + " (" + e.error_detail + ")";
+  r.exchange = std::move(e);
+  return r;
+}
+
+}  // namespace crh::core

@@ -1,0 +1,38 @@
+// The call hook over HTTP (DESIGN.md §4): the first call driver. A call is
+// one request of the API model's `call` operation with the Apikey header;
+// its answer is classified by status: 200 connected, 429 throttled, silence
+// or 5xx unknown, any other status refused (404, 405 and 501 on the hook's
+// path also say the target has no hook).
+#pragma once
+
+#include <functional>
+
+#include "core/call_driver.hpp"
+#include "core/http_client.hpp"
+#include "core/target.hpp"
+
+namespace crh::core {
+
+class HttpCallDriver : public CallDriver {
+ public:
+  // `observe` sees every exchange a call made (a check records it as evidence).
+  HttpCallDriver(Target target, ClientConfig client, std::function<void(const Exchange&)> observe = {});
+
+  std::string describe() const override;
+  std::unique_ptr<ArmedCall> arm(const std::string& alias, const std::string& caller) override;
+  CallWire wire(const std::string& alias, const std::string& caller) const override;
+  CallOutcome outcome_of(unsigned status) const override;
+
+  // The authenticated request of one call.
+  HttpRequest request(const std::string& alias, const std::string& caller) const;
+  // The result an exchange stands for.
+  CallResult result_of(Exchange exchange) const;
+
+ private:
+  class Armed;
+  Target target_;
+  ClientConfig client_;
+  std::function<void(const Exchange&)> observe_;
+};
+
+}  // namespace crh::core

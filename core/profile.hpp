@@ -1,0 +1,40 @@
+// The profile: what the harness assumes where the spec is silent (DESIGN.md
+// §3). Defaults are the design's; a JSON file changes them for a target that
+// answers differently. It is read once into what the target is (its
+// core::Dialect) and what the checks expect of it (ExpectedStatuses); checks
+// resting on these are SHOULD checks.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <vector>
+
+#include "core/target.hpp"
+
+namespace crh::core {
+
+// Statuses expected per condition (any non-200 with a msg is the MUST).
+struct ExpectedStatuses {
+  std::vector<unsigned> auth{401, 403};
+  std::vector<unsigned> not_found{404};
+  std::vector<unsigned> bad_input{400};
+  std::vector<unsigned> all_tagged{409};
+  std::vector<unsigned> call_refused{403};
+  std::vector<unsigned> wrong_method{405, 404};
+};
+
+struct Profile {
+  Dialect dialect;            // what the target is: copied into core::Target
+  ExpectedStatuses statuses;  // what the checks expect of it
+};
+
+// Reads a profile file; keys not given keep their defaults. Throws
+// std::runtime_error naming the file and the field on any error, unknown
+// keys included (a typo must not be ignored).
+Profile load_profile(const std::string& path);
+Profile parse_profile(const boost::json::value& doc, const std::string& source);
+
+// The profile as JSON, for the result document (parse_profile reads it back).
+boost::json::value to_json(const Profile& p);
+
+}  // namespace crh::core

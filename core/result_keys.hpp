@@ -1,0 +1,356 @@
+// The vocabulary of the result documents (DESIGN.md §1): every key name,
+// defined once, for the producers (contracts/runner.cpp, loadgen/result.cpp,
+// reports/run_document.cpp, runners/) and every reader (the strict readbacks
+// and the renderers' core::DocView). A key that several sections share is
+// defined in the first and brought into the others with `using`, so that a
+// renamed key cannot drift between the writer and a reader.
+//
+// The tests keep their literals on purpose: they pin the format.
+#pragma once
+
+#include <string_view>
+
+namespace crh::core::keys {
+
+using Key = std::string_view;
+
+// ---- values of the envelope: the schema every crh document names, and its kinds
+inline constexpr Key schema_name = "crh.result";
+inline constexpr Key kind_contract = "contract";
+inline constexpr Key kind_load = "load";
+inline constexpr Key kind_run = "run";
+
+// ---- the envelope, every kind (core/result_envelope.cpp); config and verdict follow it in every kind
+namespace envelope {
+inline constexpr Key schema = "schema";
+inline constexpr Key schema_version = "schema_version";
+inline constexpr Key kind = "kind";
+inline constexpr Key tool = "tool";
+inline constexpr Key started_at = "started_at";
+inline constexpr Key duration_ms = "duration_ms";
+inline constexpr Key target = "target";
+inline constexpr Key config = "config";
+inline constexpr Key verdict = "verdict";
+}  // namespace envelope
+
+// envelope.tool
+namespace tool {
+inline constexpr Key name = "name";
+inline constexpr Key version = "version";
+}  // namespace tool
+
+// envelope.target
+namespace target {
+inline constexpr Key base_url = "base_url";
+inline constexpr Key channel = "channel";
+inline constexpr Key embedded = "embedded";
+}  // namespace target
+
+// verdict: status, exit_code and reason in every kind; the load's and the run's add theirs
+namespace verdict {
+inline constexpr Key status = "status";
+inline constexpr Key exit_code = "exit_code";
+inline constexpr Key reason = "reason";
+inline constexpr Key valid = "valid";                      // load
+inline constexpr Key invalid_reasons = "invalid_reasons";  // load
+inline constexpr Key interrupted = "interrupted";          // load
+inline constexpr Key reasons = "reasons";                  // run
+inline constexpr Key incomplete = "incomplete";            // run
+}  // namespace verdict
+
+// ---- contract: the body of a contract document (contracts/runner.cpp)
+namespace contract {
+inline constexpr Key counts = "counts";
+inline constexpr Key notes = "notes";
+inline constexpr Key suites = "suites";
+inline constexpr Key rules = "rules";
+inline constexpr Key checks = "checks";
+}  // namespace contract
+
+// contract config
+namespace contract_config {
+using contract::checks;  // the check patterns asked for
+using contract::suites;
+inline constexpr Key slow = "slow";
+inline constexpr Key strict = "strict";
+inline constexpr Key minute_ms = "minute_ms";
+inline constexpr Key timeout_ms = "timeout_ms";
+inline constexpr Key profile = "profile";
+}  // namespace contract_config
+
+// counts (of the whole run and of each suite): the total and one per outcome,
+// named as contracts::to_string(Outcome) names them
+namespace counts {
+inline constexpr Key total = "total";
+inline constexpr Key pass = "pass";
+inline constexpr Key warn = "warn";
+inline constexpr Key fail = "fail";
+inline constexpr Key skip = "skip";
+inline constexpr Key indeterminate = "indeterminate";
+}  // namespace counts
+
+// suites[]
+namespace suite {
+using contract::counts;
+using tool::name;
+}  // namespace suite
+
+// checks[]
+namespace check {
+inline constexpr Key id = "id";
+inline constexpr Key suite = "suite";
+inline constexpr Key summary = "summary";
+using contract::rules;  // the rule ids it covers
+inline constexpr Key severity = "severity";
+inline constexpr Key outcome = "outcome";
+inline constexpr Key message = "message";
+using envelope::duration_ms;
+inline constexpr Key findings = "findings";
+inline constexpr Key evidence = "evidence";
+}  // namespace check
+
+// checks[].findings[]
+namespace finding {
+using check::severity;
+inline constexpr Key rule = "rule";
+inline constexpr Key text = "text";
+}  // namespace finding
+
+// checks[].evidence[]
+namespace evidence {
+inline constexpr Key curl = "curl";
+inline constexpr Key answer = "answer";
+inline constexpr Key elapsed_ms = "elapsed_ms";
+}  // namespace evidence
+
+// rules[]: a rule of the catalogue, its outcome and the checks covering it (id, outcome, severity)
+namespace rule {
+using check::id;
+inline constexpr Key section = "section";
+using check::outcome;
+using contract::checks;
+using finding::text;
+}  // namespace rule
+
+// rules[].checks[]
+namespace rule_check {
+using check::id;
+using check::outcome;
+using check::severity;
+}  // namespace rule_check
+
+// ---- load: the body of a load document (loadgen/result.cpp)
+namespace load {
+inline constexpr Key totals = "totals";
+inline constexpr Key operations = "operations";
+inline constexpr Key series_step_s = "series_step_s";  // absent in older documents: 1
+inline constexpr Key series = "series";
+inline constexpr Key race = "race";  // the race scenario only
+inline constexpr Key thresholds = "thresholds";
+inline constexpr Key history = "history";
+inline constexpr Key restore_problems = "restore_problems";
+}  // namespace load
+
+// load config: what the run was asked to do (connections 0: the scenario's default)
+namespace load_config {
+inline constexpr Key scenario = "scenario";
+inline constexpr Key connections = "connections";
+inline constexpr Key rate = "rate";
+inline constexpr Key threads = "threads";
+inline constexpr Key duration_s = "duration_s";
+inline constexpr Key warmup_s = "warmup_s";
+inline constexpr Key callers = "callers";
+inline constexpr Key tag_minutes = "tag_minutes";
+using contract_config::minute_ms;
+inline constexpr Key path = "path";
+inline constexpr Key mix = "mix";
+inline constexpr Key seed = "seed";
+using contract_config::timeout_ms;
+inline constexpr Key encoding = "encoding";
+}  // namespace load_config
+
+// config.mix[]
+namespace mix {
+inline constexpr Key op = "op";
+inline constexpr Key weight = "weight";
+}  // namespace mix
+
+// totals: the whole run
+namespace totals {
+inline constexpr Key requests = "requests";
+inline constexpr Key errors = "errors";
+inline constexpr Key error_rate = "error_rate";
+inline constexpr Key measured_s = "measured_s";
+inline constexpr Key intended_rate = "intended_rate";
+inline constexpr Key achieved_rate = "achieved_rate";
+inline constexpr Key generator_cpu = "generator_cpu";
+inline constexpr Key late = "late";
+inline constexpr Key lag = "lag";
+// What the generator ran with: connections (race: rounds in flight); absent
+// when it was not told (older documents, or the scenario's default not reported).
+using load_config::connections;
+}  // namespace totals
+
+// operations.<name>
+namespace operation {
+inline constexpr Key count = "count";
+using load_config::rate;
+using totals::errors;
+inline constexpr Key refusals = "refusals";
+inline constexpr Key throttled = "throttled";
+inline constexpr Key statuses = "statuses";
+inline constexpr Key failures = "failures";
+inline constexpr Key latency = "latency";
+inline constexpr Key latency_uncorrected = "latency_uncorrected";
+inline constexpr Key by_outcome = "by_outcome";
+}  // namespace operation
+
+// a latency (operations.<name>.latency, totals.lag, race.skew): figures and the histogram they come from
+namespace latency {
+using operation::count;
+inline constexpr Key p50_ns = "p50_ns";
+inline constexpr Key p90_ns = "p90_ns";
+inline constexpr Key p99_ns = "p99_ns";
+inline constexpr Key p999_ns = "p999_ns";
+inline constexpr Key max_ns = "max_ns";
+inline constexpr Key mean_ns = "mean_ns";
+inline constexpr Key histogram = "histogram";
+}  // namespace latency
+
+// series[]: one point per series_step_s seconds since measuring began
+namespace series {
+inline constexpr Key t = "t";
+using latency::histogram;
+using latency::p50_ns;
+using latency::p99_ns;
+using totals::errors;
+using totals::requests;
+}  // namespace series
+
+// race
+namespace race {
+inline constexpr Key rounds = "rounds";
+inline constexpr Key rounds_without_winner = "rounds_without_winner";
+inline constexpr Key winners = "winners";  // rounds by number of winners
+using load_config::callers;
+inline constexpr Key skew = "skew";
+inline constexpr Key tag_busy = "tag_busy";
+inline constexpr Key violation_count = "violation_count";
+inline constexpr Key violations = "violations";
+}  // namespace race
+
+// race.violations[]
+namespace violation {
+using envelope::kind;
+inline constexpr Key round = "round";
+inline constexpr Key alias = "alias";
+inline constexpr Key explanation = "explanation";
+inline constexpr Key proof = "proof";
+}  // namespace violation
+
+// race.violations[].proof[]: the history's operation lines (loadgen/history.cpp writes them)
+namespace proof {
+using mix::op;
+using violation::alias;
+using violation::round;
+inline constexpr Key caller = "caller";  // absent for the control connection's operations
+inline constexpr Key invoke_ns = "invoke_ns";
+inline constexpr Key complete_ns = "complete_ns";
+using check::outcome;
+using verdict::status;                 // the HTTP status; 0 without an answer
+inline constexpr Key error = "error";  // absent without one
+}  // namespace proof
+
+// thresholds[]
+namespace threshold {
+inline constexpr Key expression = "expression";
+inline constexpr Key held = "held";
+inline constexpr Key actual = "actual";  // null when nothing was measured
+inline constexpr Key limit = "limit";
+inline constexpr Key unit = "unit";
+inline constexpr Key description = "description";
+inline constexpr Key implicit = "default";  // absent in older documents
+}  // namespace threshold
+
+// history: the --history file and the operations written to it
+namespace history {
+inline constexpr Key file = "file";
+using load::operations;
+}  // namespace history
+
+// ---- run: the body of a run document (reports/run_document.cpp)
+namespace run {
+inline constexpr Key environment = "environment";
+inline constexpr Key skipped = "skipped";
+inline constexpr Key problems = "problems";
+inline constexpr Key contract = kind_contract;   // a contract document, or null
+inline constexpr Key loads = "loads";            // load documents
+inline constexpr Key comparison = "comparison";  // or null
+}  // namespace run
+
+// run config: what `crh run` was asked (runners/run_command.cpp), or what
+// `crh report` was given (runners/report_command.cpp)
+namespace run_config {
+inline constexpr Key load_duration_s = "load_duration_s";
+inline constexpr Key scenarios = "scenarios";
+using contract::suites;
+using contract_config::minute_ms;
+using contract_config::profile;
+using contract_config::slow;
+using contract_config::strict;
+using contract_config::timeout_ms;
+using load::thresholds;
+using load_config::callers;
+using load_config::connections;
+using load_config::rate;
+inline constexpr Key baseline = "baseline";
+inline constexpr Key max_regression_pct = "max_regression_pct";
+inline constexpr Key report_inputs = "report_inputs";
+}  // namespace run_config
+
+// environment: where the run happened
+namespace environment {
+inline constexpr Key host = "host";
+inline constexpr Key os = "os";
+inline constexpr Key machine = "machine";
+inline constexpr Key cpus = "cpus";
+inline constexpr Key compiler = "compiler";
+inline constexpr Key build = "build";
+inline constexpr Key note = "note";  // when it is the renderer's, not the run's
+}  // namespace environment
+
+// ---- comparison: the figures of a run beside a baseline's (reports/run_document.cpp)
+namespace comparison {
+using run_config::baseline;
+using run_config::max_regression_pct;
+inline constexpr Key figures = "figures";
+inline constexpr Key regressions = "regressions";
+using contract::notes;
+// An error rate regresses only when it also rose by this fraction (absent in older documents).
+inline constexpr Key min_error_rate_rise = "min_error_rate_rise";
+}  // namespace comparison
+
+// comparison.baseline
+namespace baseline {
+using envelope::started_at;
+using history::file;
+using target::base_url;
+}  // namespace baseline
+
+// comparison.figures[]
+namespace figure {
+using load_config::scenario;
+inline constexpr Key operation = "operation";
+inline constexpr Key figure = "figure";
+using threshold::unit;
+inline constexpr Key better = "better";
+using run_config::baseline;
+inline constexpr Key current = "current";
+inline constexpr Key change_pct = "change_pct";  // null when the baseline was 0
+inline constexpr Key worse_pct = "worse_pct";    // null when the baseline was 0
+inline constexpr Key limit_pct = "limit_pct";
+inline constexpr Key regressed = "regressed";
+using environment::note;  // absent without one
+}  // namespace figure
+
+}  // namespace crh::core::keys

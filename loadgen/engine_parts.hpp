@@ -1,0 +1,197 @@
+// The load engine's parts, private to loadgen/ (DESIGN.md §6): the types a
+// run shares between its files, and the steps each file defines.
+//   connections.cpp  connections and I/O: connect, send, read by a deadline, the watchdog
+//   recording.cpp    what an answer counts as, in the statistics and the history
+//   traffic.cpp      the get and mixed scenarios: a coroutine per connection
+//   race.cpp         the race: a coroutine per slot, callers released together
+//   engine.cpp       the run: threads, progress, the result and its validity
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/call_driver.hpp"
+#include "core/http.hpp"
+#include "core/http1.hpp"
+#include "loadgen/engine.hpp"
+
+namespace crh::loadgen::engine {
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using core::http1::ResponseReader;
+
+// Why a request was ended before its answer came.
+enum class Cut : std::uint8_t {
+  none,
+  timeout,      // it waited longer than the timeout: the target's failure
+  interrupted,  // the run was stopped or is over: nobody's failure, not counted
+};
+
+// A stopped run (Ctrl-C) gives the answers in flight this long to arrive.
+constexpr Clock::duration kStopGrace = std::chrono::milliseconds(500);
+
+// What came back for one request.
+struct Answer {
+  unsigned status = 0;             // 0: no answer, see failure
+  bool interrupted = false;        // no answer because the run ended first (see Cut)
+  Failure failure = Failure::reset;
+  std::string error;               // why there was no answer, for the history
+  std::string body;                // only when asked for
+  std::optional<double> retry_after;
+  Clock::time_point done;
+};
+
+struct Conn {
+  explicit Conn(net::io_context& ctx) : socket(ctx), timer(ctx) {}
+  tcp::socket socket;
+  net::steady_timer timer;       // open-loop pacing and back-off
+  std::string in = std::string(64 * 1024, '\0');
+  std::size_t in_begin = 0, in_end = 0;
+  ResponseReader reader;
+  Clock::time_point busy_since{};  // set while a request is under way; the watchdog reads it
+  Cut cut = Cut::none;             // set when the request was ended early (the socket is closed)
+};
+
+// Shared by every thread: the run's clock, the checker, the history.
+struct Run {
+  Run(const LoadConfig& c, const Discovery& d, tcp::resolver::results_type e, std::atomic<bool>& s,
+      const core::CallDriver& k)
+      : config(c), discovery(d), endpoints(std::move(e)), stop(s), calls(k) {}
+  const LoadConfig& config;
+  const Discovery& discovery;
+  tcp::resolver::results_type endpoints;
+  Clock::time_point start, measure_from, measure_until;
+  Clock::time_point hard_end;  // measure_until + timeout: no request outlives it
+  std::atomic<bool>& stop;
+  const core::CallDriver& calls;  // the race's calls: their bytes and what an answer means
+  std::atomic<std::uint64_t> round_ids{0};
+  std::atomic<std::uint64_t> connected{0};
+
+  std::mutex mutex;  // guards the checker and the violations
+  Checker checker;
+  std::uint64_t violation_count = 0;
+  std::vector<Violation> violations;
+  HistoryWriter history;
+
+  std::int64_t ns(Clock::time_point t) const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t - start).count();
+  }
+  bool over() const { return stop.load(std::memory_order_relaxed) || Clock::now() >= measure_until; }
+};
+
+struct Worker {
+  Worker(Run& r, int i) : run(r), index(i), rng(r.config.seed * 7919 + static_cast<std::uint64_t>(i)) {}
+  Run& run;
+  int index;
+  net::io_context ctx{1};
+  std::deque<Conn> conns;  // stable addresses for the watchdog
+  int active = 0;          // connection coroutines still running
+  Stats stats;
+  std::vector<Op> history;  // flushed to the file in batches
+  std::mt19937_64 rng;
+  alignas(64) std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> errors{0};
+  std::atomic<std::uint64_t> rounds{0};
+  Clock::time_point stop_seen{};  // when this thread first saw Progress::stop
+
+  Conn& new_conn() { return conns.emplace_back(ctx); }
+
+  // Whether the request under way on `c` must end now, and why: its own
+  // timeout, the end of the run, or a stop whose grace has passed.
+  Cut due_cut(const Conn& c, Clock::time_point now) {
+    if (c.busy_since == Clock::time_point{}) return Cut::none;
+    if (now - c.busy_since >= run.config.timeout) return Cut::timeout;
+    if (now >= run.hard_end) return Cut::interrupted;
+    if (run.stop.load(std::memory_order_relaxed)) {
+      if (stop_seen == Clock::time_point{}) stop_seen = now;
+      if (now - stop_seen >= kStopGrace) return Cut::interrupted;
+    }
+    return Cut::none;
+  }
+
+  void log(Op op) {
+    if (!run.history.is_open()) return;
+    history.push_back(std::move(op));
+    if (history.size() >= 512) flush_history();
+  }
+  void flush_history() {
+    run.history.write(history);
+    history.clear();
+  }
+};
+
+
+// ---- connections.cpp: connections and I/O
+
+void close(Conn& c);
+// Opens the connection if it is not; false when that failed.
+net::awaitable<bool> ensure_open(Worker& w, Conn& c);
+// `why` unless the request was cut short: then the cut says why.
+Answer no_answer(Conn& c, const boost::system::error_code& ec, Failure why);
+// Reads one answer; the request has been sent.
+net::awaitable<Answer> receive(Worker& w, Conn& c, bool keep_body);
+// Connects if needed, sends `bytes` whole and reads the answer.
+net::awaitable<Answer> exchange(Worker& w, Conn& c, std::string_view bytes, bool keep_body, Clock::time_point& sent);
+// Pacing and back-off: never past the measured time, never once the run is over.
+net::awaitable<void> sleep_for(const Run& run, Conn& c, Clock::duration d);
+// After a 429 the pause the target asked for; after a failed connect, a short one.
+net::awaitable<void> back_off(const Run& run, Conn& c, const Answer& a);
+// Ends requests past their deadline and the sleeps of a stopped run.
+net::awaitable<void> watchdog(Worker& w);
+
+// ---- recording.cpp: what an answer counts as
+
+Outcome outcome_of(const Answer& a);
+bool is_error(OpKind op, const Answer& a);
+// Counts one operation if `counted_at` is inside the measured window.
+void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock::time_point sent,
+            Clock::time_point counted_at);
+Op make_op(const Run& run, std::uint64_t round, OpKind kind, std::string alias, std::string caller,
+           Clock::time_point invoke, const Answer& a);
+
+// ---- traffic.cpp: requests, and the get and mixed scenarios
+
+// The request of `op` through the API model; `id` is what it addresses.
+core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string& id,
+                              const std::string& caller = "+15550000000");
+std::string bytes_for(const Run& run, const core::HttpRequest& r);
+
+// A request ready to send, built once.
+struct Prepared {
+  OpKind op;
+  std::string bytes;
+  bool keep_body = false;  // tag: its alias is needed to untag it
+};
+
+struct Mix {
+  std::vector<std::vector<Prepared>> variants;  // per mix entry, e.g. one get-agent per agent
+  mutable std::discrete_distribution<std::size_t> pick;  // holds no state between calls
+};
+
+Mix prepare_mix(const Run& run);
+// One connection's loop: `single` (get) or a pick from `mix`, closed loop or
+// one request per `interval` from `first_due`.
+net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const Prepared* single,
+                                     Clock::duration interval, Clock::time_point first_due);
+
+// ---- race.cpp
+
+// One race slot: a control connection tags, `config.callers` callers race.
+net::awaitable<void> race_slot(Worker& w, int slot);
+
+}  // namespace crh::loadgen::engine

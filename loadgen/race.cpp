@@ -1,0 +1,229 @@
+// The race: a coroutine per slot, each with a control connection and K callers.
+// The control connection tags an alias; every caller's call is armed (all
+// but its release written), then all are released together, twice (call and
+// recall); the round goes to the checker.
+#include "loadgen/engine_parts.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/write.hpp>
+
+#include <algorithm>
+
+#include "loadgen/setup.hpp"
+
+namespace crh::loadgen::engine {
+using boost::system::error_code;
+constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
+
+namespace {
+
+// A count that reaches zero wakes whoever waits for it: how a slot waits for
+// all of its callers' answers on its own thread.
+struct WaitGroup {
+  explicit WaitGroup(net::io_context& ctx, int n) : timer(ctx, Clock::time_point::max()), pending(n) {}
+  net::steady_timer timer;
+  int pending;
+  void done() {
+    if (--pending == 0) timer.cancel();
+  }
+  net::awaitable<void> wait() {
+    if (pending > 0) co_await timer.async_wait(use_tuple);
+  }
+};
+
+net::awaitable<void> receive_into(Worker& w, Conn& c, Answer& out, WaitGroup& wg) {
+  out = co_await receive(w, c, false);
+  wg.done();
+}
+
+// Sends every caller's request but its last byte, then releases all last
+// bytes together at `deadline`; returns each caller's answer and send time.
+net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, const std::vector<core::CallWire>& calls,
+                                      std::vector<Answer>& answers, std::vector<Clock::time_point>& sent,
+                                      std::vector<bool>& attempted) {
+  const std::size_t k = callers.size();
+  for (std::size_t i = 0; i < k; ++i) {
+    attempted[i] = false;
+    Conn& c = *callers[i];
+    if (!co_await ensure_open(w, c)) {
+      answers[i] = no_answer(c, {}, Failure::connect);
+      continue;
+    }
+    const std::string& armed = calls[i].armed;
+    c.busy_since = Clock::now();  // a target that reads nothing must not hold the write forever
+    auto [ec, n] = co_await net::async_write(c.socket, net::buffer(armed.data(), armed.size()), use_tuple);
+    if (ec) {
+      answers[i] = no_answer(c, ec, Failure::reset);
+      continue;
+    }
+    attempted[i] = true;
+  }
+  net::steady_timer gate(w.ctx, Clock::now() + std::chrono::microseconds(500));
+  co_await gate.async_wait(use_tuple);
+  for (std::size_t i = 0; i < k; ++i) {
+    if (!attempted[i]) continue;
+    Conn& c = *callers[i];
+    sent[i] = Clock::now();
+    error_code ec;
+    net::write(c.socket, net::buffer(calls[i].release.data(), calls[i].release.size()), ec);
+    c.busy_since = sent[i];
+    if (ec) {
+      answers[i] = no_answer(c, ec, Failure::reset);
+      attempted[i] = false;  // the request never went out whole: it cannot have bound anyone
+    }
+  }
+  WaitGroup wg(w.ctx, static_cast<int>(std::count(attempted.begin(), attempted.end(), true)));
+  for (std::size_t i = 0; i < k; ++i)
+    if (attempted[i]) net::co_spawn(w.ctx, receive_into(w, *callers[i], answers[i], wg), net::detached);
+  co_await wg.wait();
+}
+
+std::string caller_number(int worker, int slot, int caller, int callers) {
+  // Distinct numbers for every caller of every slot: a binding that outlives its
+  // epoch shows up as a refusal of another slot's callers.
+  const long n = (static_cast<long>(worker) * 1000 + slot) * callers + caller;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "+1555%07ld", n % 10'000'000);
+  return buf;
+}
+
+// One slot's connections and the buffers its rounds reuse.
+struct Slot {
+  Conn* control = nullptr;
+  std::vector<Conn*> callers;
+  std::vector<std::string> numbers;
+  std::string tag_bytes;
+  std::vector<core::CallWire> calls;
+  std::vector<Answer> answers;
+  std::vector<Clock::time_point> sent;
+  std::vector<bool> attempted;
+};
+
+Slot open_slot(Worker& w, int slot) {
+  const int k = w.run.config.callers;
+  Slot s;
+  s.control = &w.new_conn();
+  for (int i = 0; i < k; ++i) {
+    s.callers.push_back(&w.new_conn());
+    s.numbers.push_back(caller_number(w.index, slot, i, k));
+  }
+  s.tag_bytes = bytes_for(w.run, request_for(w.run.config, OpKind::tag, ""));
+  const auto n = static_cast<std::size_t>(k);
+  s.calls.resize(n);
+  s.answers.resize(n);
+  s.sent.resize(n);
+  s.attempted.resize(n);
+  return s;
+}
+
+// Tags an alias on the control connection: its id, or nothing after the
+// pause the answer called for (every alias tagged, throttled, an error).
+net::awaitable<std::optional<std::string>> tag_alias(Worker& w, Slot& s, Clock::time_point& tag_sent, Answer& tag) {
+  Run& run = w.run;
+  tag = co_await exchange(w, *s.control, s.tag_bytes, true, tag_sent);
+  record(w, OpKind::tag, tag, tag_sent, tag_sent, tag_sent);
+  if (tag.status == 409) {  // every alias tagged: wait for a round to end
+    ++w.stats.race.tag_busy;
+    co_await sleep_for(run, *s.control, std::chrono::milliseconds(2));
+    co_return std::nullopt;
+  }
+  auto alias = outcome_of(tag) == Outcome::ok ? tagged_alias_id(run.config.target.dialect.fields, tag.body) : std::nullopt;
+  if (!alias) {
+    w.log(make_op(run, 0, OpKind::tag, "", "", tag_sent, tag));
+    co_await back_off(run, *s.control, tag);
+    if (tag.status != 429) co_await sleep_for(run, *s.control, std::chrono::milliseconds(10));
+  }
+  co_return alias;
+}
+
+// The call and the recall, each released together; returns the call's
+// winners. `cut_short`: the run ended in the middle of the round.
+net::awaitable<std::size_t> race_callers(Worker& w, Slot& s, Round& round, const std::string& alias,
+                                         Clock::time_point tag_sent, bool& cut_short) {
+  Run& run = w.run;
+  for (std::size_t i = 0; i < s.calls.size(); ++i) s.calls[i] = run.calls.wire(alias, s.numbers[i]);
+  std::size_t winners = 0;
+  for (OpKind kind : {OpKind::call, OpKind::recall}) {
+    co_await release_together(w, s.callers, s.calls, s.answers, s.sent, s.attempted);
+    Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
+    for (std::size_t i = 0; i < s.answers.size(); ++i) {
+      const Answer& a = s.answers[i];
+      cut_short |= a.interrupted;
+      if (!s.attempted[i]) {
+        record(w, kind, a, a.done, a.done, tag_sent);
+        continue;
+      }
+      first = std::min(first, s.sent[i]);
+      last = std::max(last, s.sent[i]);
+      record(w, kind, a, s.sent[i], s.sent[i], tag_sent);
+      round.calls.push_back(make_op(run, round.id, kind, alias, s.numbers[i], s.sent[i], a));
+      if (kind == OpKind::call && run.calls.outcome_of(a.status) == core::CallOutcome::connected) ++winners;
+    }
+    if (kind == OpKind::call && !cut_short && last >= first && tag_sent >= run.measure_from &&
+        tag_sent < run.measure_until)
+      w.stats.race.skew.record(std::chrono::duration_cast<std::chrono::nanoseconds>(last - first).count());
+  }
+  co_return winners;
+}
+
+// Counts a whole round (when it began in the measured window and was not cut
+// short), hands it to the checker and writes it to the history.
+void close_round(Worker& w, Round& round, std::size_t winners, Clock::time_point tag_sent, bool cut_short) {
+  Run& run = w.run;
+  if (tag_sent >= run.measure_from && tag_sent < run.measure_until && !cut_short) {
+    auto& race = w.stats.race;
+    ++race.rounds;
+    if (race.winners.size() <= winners) race.winners.resize(winners + 1);
+    ++race.winners[winners];
+    race.rounds_without_winner += winners == 0;
+  }
+  w.rounds.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(run.mutex);
+    for (auto& v : run.checker.add(round)) {
+      ++run.violation_count;
+      if (run.violations.size() < run.config.max_violations_kept) run.violations.push_back(std::move(v));
+    }
+  }
+  if (run.history.is_open()) {
+    w.log(round.tag);
+    for (auto& op : round.calls) w.log(op);
+    w.log(*round.untag);
+  }
+}
+
+}  // namespace
+
+net::awaitable<void> race_slot(Worker& w, int slot) {
+  Run& run = w.run;
+  const auto& cfg = run.config;
+  Slot s = open_slot(w, slot);
+  for (auto* c : s.callers) co_await ensure_open(w, *c);  // pre-open: the race starts warm
+  const std::int64_t lifetime_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(cfg.target.minute).count() * cfg.tag_minutes;
+  while (!run.over()) {
+    Clock::time_point tag_sent;
+    Answer tag;
+    auto alias = co_await tag_alias(w, s, tag_sent, tag);
+    if (!alias) continue;
+    Round round;
+    round.id = run.round_ids.fetch_add(1, std::memory_order_relaxed) + 1;
+    round.lifetime_ns = lifetime_ns;
+    round.tag = make_op(run, round.id, OpKind::tag, *alias, "", tag_sent, tag);
+    bool cut_short = false;  // the run ended in the middle of the round: it says nothing of the race
+    const std::size_t winners = co_await race_callers(w, s, round, *alias, tag_sent, cut_short);
+
+    Clock::time_point untag_sent;
+    const std::string untag_bytes = bytes_for(run, request_for(cfg, OpKind::untag, *alias));
+    Answer untag = co_await exchange(w, *s.control, untag_bytes, false, untag_sent);
+    record(w, OpKind::untag, untag, untag_sent, untag_sent, tag_sent);
+    round.untag = make_op(run, round.id, OpKind::untag, *alias, "", untag_sent, untag);
+    close_round(w, round, winners, tag_sent, cut_short);
+  }
+  --w.active;
+}
+
+}  // namespace crh::loadgen::engine

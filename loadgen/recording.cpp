@@ -1,0 +1,67 @@
+// What an answer counts as: an outcome for the history's checker, an error or
+// an expected refusal in the statistics.
+#include "loadgen/engine_parts.hpp"
+
+#include <algorithm>
+
+namespace crh::loadgen::engine {
+Outcome outcome_of(const Answer& a) {
+  if (a.status == 0 || a.status >= 500) return Outcome::indeterminate;
+  return a.status < 300 ? Outcome::ok : Outcome::fail;
+}
+
+namespace {
+
+// The answers an operation may get that are a "no" by design, not an error.
+bool expected_refusal(OpKind op, unsigned status) {
+  return (status == 409 && op == OpKind::tag) ||
+         (status == 403 && (op == OpKind::call || op == OpKind::recall));
+}
+
+}  // namespace
+
+bool is_error(OpKind op, const Answer& a) {
+  if (a.status == 0 || a.status >= 500) return true;
+  if (a.status < 300 || a.status == 429) return false;
+  return !expected_refusal(op, a.status);
+}
+
+// Counts one operation if `counted_at` is inside the measured window: its due
+// time, or for the race the start of its round, so a round counts whole.
+void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock::time_point sent,
+            Clock::time_point counted_at) {
+  if (a.interrupted) return;  // the run ended first: it says nothing about the target
+  const bool error = is_error(op, a);
+  w.requests.fetch_add(1, std::memory_order_relaxed);
+  if (error) w.errors.fetch_add(1, std::memory_order_relaxed);
+  if (counted_at < w.run.measure_from || counted_at >= w.run.measure_until) return;
+  OpStats& s = w.stats.ops[static_cast<std::size_t>(op)];
+  const std::int64_t latency = std::chrono::duration_cast<std::chrono::nanoseconds>(a.done - due).count();
+  s.latency[static_cast<std::size_t>(outcome_of(a))].record(latency);
+  s.uncorrected.record(std::chrono::duration_cast<std::chrono::nanoseconds>(a.done - sent).count());
+  if (a.status) ++s.statuses[std::min<unsigned>(a.status, 599)];
+  else ++s.failures[static_cast<std::size_t>(a.failure)];
+  s.errors += error;
+  s.refusals += expected_refusal(op, a.status);
+  s.throttled += a.status == 429;
+  w.stats.record_second(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(counted_at - w.run.measure_from).count(), latency, error);
+}
+
+Op make_op(const Run& run, std::uint64_t round, OpKind kind, std::string alias, std::string caller,
+           Clock::time_point invoke, const Answer& a) {
+  Op op;
+  op.round = round;
+  op.kind = kind;
+  op.alias = std::move(alias);
+  op.caller = std::move(caller);
+  op.invoke_ns = run.ns(invoke);
+  op.complete_ns = run.ns(a.done);
+  op.outcome = outcome_of(a);
+  op.status = a.status;
+  op.error = a.error;
+  return op;
+}
+
+
+}  // namespace crh::loadgen::engine

@@ -1,0 +1,114 @@
+// The get and mixed scenarios: requests built once through the API model, and
+// a coroutine per connection, closed loop or paced by an open-loop schedule.
+#include "loadgen/engine_parts.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "core/api.hpp"
+#include "loadgen/setup.hpp"
+
+namespace crh::loadgen::engine {
+using boost::system::error_code;
+constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
+
+// `id`: the agent, database key or alias the operation addresses; `caller`: who calls.
+core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string& id, const std::string& caller) {
+  using core::api::Operation;
+  auto model = [&](Operation o, core::api::Arguments args = {}) {
+    args.id = id;
+    return core::api::request(c.target, o, args);
+  };
+  switch (op) {
+    case OpKind::get: return core::build_request("GET", c.path, {}, c.target.dialect.encoding);
+    case OpKind::list_agents: return model(Operation::list_agents);
+    case OpKind::get_agent: return model(Operation::get_agent);
+    case OpKind::snooze: return model(Operation::snooze);
+    case OpKind::wake: return model(Operation::wake);
+    case OpKind::db_get: return model(Operation::db_get);
+    case OpKind::db_set: return model(Operation::db_set, {.value = std::string(kLoadDatabaseValue)});
+    case OpKind::list_aliases: return model(Operation::list_aliases);
+    case OpKind::tag: return model(Operation::tag, {.tag = std::string(kLoadTagName), .minutes = c.tag_minutes});
+    case OpKind::untag: return model(Operation::untag);
+    case OpKind::call:
+    case OpKind::recall: return model(Operation::call, {.caller = caller});
+    case OpKind::count_: break;
+  }
+  return {};
+}
+
+std::string bytes_for(const Run& run, const core::HttpRequest& r) {
+  return core::http1::serialize_request(r, run.config.target.base, run.config.target.api_key);
+}
+
+Mix prepare_mix(const Run& run) {
+  const auto& c = run.config;
+  Mix mix;
+  std::vector<double> weights;
+  auto ids_for = [&](OpKind op) -> std::vector<std::string> {
+    switch (op) {
+      case OpKind::get_agent:
+      case OpKind::snooze:
+      case OpKind::wake: return run.discovery.agents;
+      case OpKind::call: return run.discovery.aliases;
+      case OpKind::db_get:
+      case OpKind::db_set: return {std::string(kLoadDatabaseKey)};
+      default: return {""};
+    }
+  };
+  for (const auto& e : c.mix) {
+    std::vector<Prepared> v;
+    for (const auto& id : ids_for(e.op))
+      v.push_back({e.op, bytes_for(run, request_for(c, e.op, id)), e.op == OpKind::tag});
+    if (v.empty() || e.weight <= 0) continue;
+    mix.variants.push_back(std::move(v));
+    weights.push_back(e.weight);
+  }
+  mix.pick = std::discrete_distribution<std::size_t>(weights.begin(), weights.end());
+  return mix;
+}
+
+net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const Prepared* single,
+                                     Clock::duration interval, Clock::time_point first_due) {
+  Run& run = w.run;
+  Clock::time_point due = first_due;
+  std::string untag_bytes;
+  while (!run.over()) {
+    if (interval.count() > 0) {
+      if (due >= run.measure_until) break;
+      if (Clock::now() < due) co_await sleep_for(run, c, due - Clock::now());
+      if (run.over()) break;
+      const auto lateness = Clock::now() - due;
+      if (due >= run.measure_from) {
+        w.stats.lag.record(std::chrono::duration_cast<std::chrono::nanoseconds>(lateness).count());
+        if (lateness > interval) ++w.stats.late;
+      }
+    } else {
+      due = Clock::now();
+    }
+    const Prepared* p = single;
+    if (mix) {
+      const auto& v = mix->variants[mix->pick(w.rng)];
+      p = &v[v.size() == 1 ? 0 : std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(w.rng)];
+    }
+    Clock::time_point sent = Clock::now();
+    Answer a = co_await exchange(w, c, p->bytes, p->keep_body, sent);
+    record(w, p->op, a, due, sent, due);
+    if (due >= run.measure_from && !a.interrupted) ++w.stats.scheduled;
+    w.log(make_op(run, 0, p->op, "", "", sent, a));
+    if (p->op == OpKind::tag && outcome_of(a) == Outcome::ok) {
+      if (auto alias = tagged_alias_id(run.config.target.dialect.fields, a.body)) {
+        untag_bytes = bytes_for(run, request_for(run.config, OpKind::untag, *alias));
+        Clock::time_point untag_sent = Clock::now();
+        Answer u = co_await exchange(w, c, untag_bytes, false, untag_sent);  // a tag in the mix is undone at once
+        record(w, OpKind::untag, u, untag_sent, untag_sent, due);
+        w.log(make_op(run, 0, OpKind::untag, *alias, "", untag_sent, u));
+      }
+    }
+    co_await back_off(run, c, a);
+    if (interval.count() > 0) due += interval;
+  }
+  --w.active;
+}
+
+}  // namespace crh::loadgen::engine

@@ -1,0 +1,241 @@
+// The HTML report's section of a load result: how it ran, each operation's
+// figures and latency by percentile, the figures over time, the race with its
+// violations, and the thresholds.
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cmath>
+
+#include "core/histogram.hpp"
+#include "core/result_keys.hpp"
+#include "reports/html_parts.hpp"
+#include "reports/svg.hpp"
+#include "reports/text.hpp"
+
+namespace crh::reports::html {
+namespace k = core::keys;
+using core::DocView;
+namespace {
+
+std::string percent(double fraction) { return fixed(fraction * 100, fraction < 0.001 && fraction > 0 ? 3 : 2) + "%"; }
+
+// Points of a percentile curve (x in nines) from a histogram in the document.
+std::vector<std::pair<double, double>> percentile_curve(const DocView& latency) {
+  std::vector<std::pair<double, double>> points;
+  const auto h = latency[k::latency::histogram];
+  if (!h) return points;
+  core::Histogram hist;
+  try {
+    hist = core::Histogram::from_json(*h.value());
+  } catch (const std::exception&) {
+    return points;
+  }
+  if (hist.count() == 0) return points;
+  const double top = std::min(6.0, std::max(1.0, std::log10(static_cast<double>(hist.count()))));
+  for (double x = 0; x < top - 1e-9; x += 0.05)
+    points.emplace_back(x, static_cast<double>(hist.quantile(1 - std::pow(10.0, -x))) / 1e6);
+  points.emplace_back(top, static_cast<double>(hist.max()) / 1e6);
+  return points;
+}
+
+std::string ms_label(double ms) { return format_ns(ms * 1e6); }
+
+// The verdict, how the load ran (rounds in flight as the producer wrote them) and its totals.
+std::string load_intro(const DocView& load, const std::string& scenario, bool open_loop) {
+  namespace t = k::totals;
+  const auto totals = load[k::load::totals];
+  const auto v = load[k::envelope::verdict];
+  std::string out = "<h2 id=\"load-" + esc(scenario) + "\">Load: " + esc(scenario) + "</h2>\n<p>" +
+                    badge(v[k::verdict::status].str()) + " " + esc(v[k::verdict::reason].str()) +
+                    "</p>\n<p class=\"muted\">" + fixed(totals[t::measured_s].num(), 1) + " s measured";
+  if (scenario == "race") {
+    const auto in_flight = totals[t::connections];
+    out += ", " + whole(load[k::envelope::config][k::load_config::callers].num()) + " callers per round, " +
+           (in_flight ? whole(in_flight.num()) + " rounds in flight" : std::string("rounds in flight not recorded"));
+  } else if (open_loop) {
+    out += ", open loop at " + whole(totals[t::intended_rate].num()) +
+           " requests/s (latency from when each request was due)";
+  } else {
+    out += ", closed loop";
+  }
+  out += "; " + whole(totals[t::requests].num()) + " requests, " + fixed(totals[t::achieved_rate].num(), 0) +
+         "/s achieved, " + whole(totals[t::errors].num()) + " errors (" + percent(totals[t::error_rate].num()) +
+         "); busiest generator thread " + whole(totals[t::generator_cpu].num() * 100) + "% of a core.</p>\n";
+  for (const auto& why : v[k::verdict::invalid_reasons].items())
+    out += "<p class=\"bad\">INVALID: " + esc(why.str()) + "</p>\n";
+  if (v[k::verdict::interrupted].boolean())
+    out += "<p class=\"bad\">Interrupted: the figures cover the time until Ctrl-C.</p>\n";
+  for (const auto& p : load[k::load::restore_problems].items())
+    out += "<p class=\"bad\">not restored: " + esc(p.str()) + "</p>\n";
+  return out;
+}
+
+// A row per operation, and their latency by percentile.
+std::string operations_table(const DocView& load, const std::string& scenario, bool open_loop) {
+  namespace o = k::operation;
+  std::string out =
+      "<table><tr><th>operation</th><th class=\"n\">count</th><th class=\"n\">rate</th><th class=\"n\">errors</th>"
+      "<th class=\"n\">refused</th><th class=\"n\">p50</th><th class=\"n\">p90</th><th class=\"n\">p99</th>"
+      "<th class=\"n\">p99.9</th><th class=\"n\">max</th><th class=\"n\">mean</th>" +
+      std::string(open_loop ? "<th class=\"n\">p99 from send</th>" : "") + "<th>answers besides 200</th></tr>\n";
+  LineChart curves{"Latency by percentile, " + scenario,
+                   "percentile (log scale: each step is one more nine)",
+                   "latency",
+                   XScale::percentile,
+                   ms_label,
+                   nullptr,
+                   std::nullopt,
+                   0,
+                   {}};
+  for (const auto& [name, op] : load[k::load::operations].fields()) {
+    const auto l = op[o::latency];
+    std::string detail;
+    for (const auto& [code, n] : op[o::statuses].fields())
+      if (code != "200") detail += "HTTP " + esc(code) + " × " + whole(n.num()) + " ";
+    for (const auto& [why, n] : op[o::failures].fields()) detail += esc(why) + " × " + whole(n.num()) + " ";
+    out += "<tr><td>" + esc(name) + "</td><td class=\"n\">" + whole(op[o::count].num()) + "</td><td class=\"n\">" +
+           fixed(op[o::rate].num(), 0) + "/s</td><td class=\"n" + (op[o::errors].num() > 0 ? " bad" : "") + "\">" +
+           whole(op[o::errors].num()) + "</td><td class=\"n\">" + whole(op[o::refusals].num()) + "</td>";
+    for (auto key : {k::latency::p50_ns, k::latency::p90_ns, k::latency::p99_ns, k::latency::p999_ns,
+                     k::latency::max_ns, k::latency::mean_ns})
+      out += "<td class=\"n\">" + esc(format_ns(l[key].num())) + "</td>";
+    if (open_loop)
+      out += "<td class=\"n\">" + esc(format_ns(op[o::latency_uncorrected][k::latency::p99_ns].num())) + "</td>";
+    out += "<td>" + detail + "</td></tr>\n";
+    curves.series.push_back({name, percentile_curve(l), false});
+  }
+  return out + "</table>\n" + line_chart(curves);
+}
+
+// Over time: latency of all operations per point (a second, or more in a
+// long run: series_step_s), and throughput per second.
+std::string time_charts(const DocView& load, const std::string& scenario) {
+  namespace s = k::series;
+  const auto series = load[k::load::series].items();
+  const double step = std::max(1.0, load.find(k::load::series_step_s).num());  // absent in older documents: 1
+  const auto seconds = step * static_cast<double>(std::max<std::size_t>(1, series.size()));
+  auto second_label = [](double x) { return fixed(x, 0) + " s"; };
+  LineChart latency_time{"Latency over time, all operations, " + scenario,
+                         "seconds since measuring began",
+                         "latency",
+                         XScale::linear,
+                         ms_label,
+                         second_label,
+                         std::pair{0.0, seconds},
+                         1.0,
+                         {}};
+  LineChart rate_time{"Throughput over time, " + scenario,
+                      "seconds since measuring began",
+                      "requests per second",
+                      XScale::linear,
+                      [](double r) { return fixed(r, 0) + "/s"; },
+                      second_label,
+                      std::pair{0.0, seconds},
+                      1.0,
+                      {}};
+  ChartSeries p50{"p50", {}, false}, p99{"p99", {}, true}, requests{"requests/s", {}, false},
+      errors{"errors/s", {}, false};
+  for (const auto& point : series) {
+    const double t = point[s::t].num() + step / 2;  // the middle of its span
+    const double n = point[s::requests].num();
+    requests.points.emplace_back(t, n / step);
+    errors.points.emplace_back(t, point[s::errors].num() / step);
+    if (n > 0) {
+      p50.points.emplace_back(t, point[s::p50_ns].num() / 1e6);
+      p99.points.emplace_back(t, point[s::p99_ns].num() / 1e6);
+    }
+  }
+  latency_time.series = {p50, p99};
+  rate_time.series = {requests, errors};
+  return line_chart(latency_time) + line_chart(rate_time);
+}
+
+// The first violations, each with the operations that prove it.
+std::string violations_listing(const DocView& race) {
+  constexpr std::size_t kShown = 20;
+  const double count = race[k::race::violation_count].num();
+  const auto violations = race[k::race::violations].items();
+  const std::size_t kept = violations.size();
+  std::string out = "<p><strong class=\"" + std::string(count > 0 ? "bad" : "good") + "\">" + whole(count) +
+                    " violation(s)</strong>" +
+                    (count > static_cast<double>(std::min(kept, kShown))
+                         ? " (the first " + std::to_string(std::min(kept, kShown)) +
+                               " are shown with the operations that prove them; the JSON result keeps the first " +
+                               std::to_string(kept) + ")"
+                         : "") +
+                    "</p>\n";
+  namespace p = k::proof;
+  for (std::size_t i = 0; i < kept && i < kShown; ++i) {
+    const auto& violation = violations[i];
+    out += "<div class=\"check o-fail-box\"><span class=\"badge o-fail\">VIOLATION</span> <code>" +
+           esc(violation[k::violation::kind].str()) + "</code> round " + whole(violation[k::violation::round].num()) +
+           ", alias " + esc(violation[k::violation::alias].str()) + "<p>" +
+           esc(violation[k::violation::explanation].str()) +
+           "</p><table><tr><th>op</th><th>caller</th><th class=\"n\">sent (ms)</th>"
+           "<th class=\"n\">answered (ms)</th><th>outcome</th><th class=\"n\">status</th></tr>";
+    for (const auto& op : violation[k::violation::proof].items()) {
+      const std::string error = op.find(p::error).str();  // absent without one
+      out += "<tr><td>" + esc(op[p::op].str()) + "</td><td>" + esc(op.find(p::caller).str()) + "</td><td class=\"n\">" +
+             fixed(op[p::invoke_ns].num() / 1e6, 3) + "</td><td class=\"n\">" +
+             fixed(op[p::complete_ns].num() / 1e6, 3) + "</td><td>" + esc(op[p::outcome].str()) +
+             (error.empty() ? "" : " (" + esc(error) + ")") + "</td><td class=\"n\">" + whole(op[p::status].num()) +
+             "</td></tr>";
+    }
+    out += "</table></div>\n";
+  }
+  return out;
+}
+
+std::string race_section(const DocView& race) {
+  namespace r = k::race;
+  const auto skew = race[r::skew];
+  const std::string rounds = whole(race[r::rounds].num());
+  std::string out =
+      "<h3 id=\"race\">Race: first caller wins</h3>\n<p>" + rounds + " rounds of " + whole(race[r::callers].num()) +
+      " callers racing for a freshly tagged alias. Exactly one caller must connect per round; "
+      "the others must be refused until the tag ends. Release skew (first to last caller's last byte): p50 " +
+      esc(format_ns(skew[k::latency::p50_ns].num())) + ", p99 " + esc(format_ns(skew[k::latency::p99_ns].num())) +
+      ", max " + esc(format_ns(skew[k::latency::max_ns].num())) +
+      ". Tags answered 409 (every alias tagged): " + whole(race[r::tag_busy].num()) + ".</p>\n";
+  BarChart winners{"Winners per round, " + rounds + " rounds", "callers that connected in the round", "rounds", {}, {}};
+  for (const auto& [n, count] : race[r::winners].fields()) {
+    winners.bars.emplace_back(n, count.num());
+    winners.highlight.push_back(n != "1");
+  }
+  out += bar_chart(winners);
+  out += line_chart({"Release skew by percentile",
+                     "percentile (log scale)",
+                     "skew",
+                     XScale::percentile,
+                     ms_label,
+                     nullptr,
+                     std::nullopt,
+                     0,
+                     {{"skew", percentile_curve(skew), false}}});
+  return out + violations_listing(race);
+}
+
+std::string thresholds_table(const DocView& load, const std::string& scenario) {
+  const auto thresholds = load[k::load::thresholds].items();
+  if (thresholds.empty()) return {};
+  std::string out = "<h3>Thresholds, " + esc(scenario) +
+                    "</h3>\n<table><tr><th>threshold</th><th>outcome</th><th>measured</th></tr>\n";
+  for (const auto& t : thresholds) {
+    const bool held = t[k::threshold::held].boolean();
+    out += "<tr" + std::string(held ? "" : " class=\"regressed\"") + "><td><code>" +
+           esc(t[k::threshold::expression].str()) + "</code></td><td>" + badge(held ? "held" : "breached") +
+           "</td><td>" + esc(t[k::threshold::description].str()) + "</td></tr>\n";
+  }
+  return out + "</table>\n";
+}
+}  // namespace
+
+std::string load_section(const DocView& load) {
+  const std::string scenario = load[k::envelope::config][k::load_config::scenario].str();
+  const bool open_loop = load[k::load::totals][k::totals::intended_rate].num() > 0;
+  std::string out =
+      load_intro(load, scenario, open_loop) + operations_table(load, scenario, open_loop) + time_charts(load, scenario);
+  if (const auto race = load.find(k::load::race); race.is_object()) out += race_section(race);
+  return out + thresholds_table(load, scenario);
+}
+
+}  // namespace crh::reports::html

@@ -1,0 +1,20 @@
+// What the files of the HTML report share (reports/html.cpp, html_load.cpp):
+// escaping, numbers and badges as every section shows them, and the section
+// of a load result. Not an API of its own.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/result_view.hpp"
+
+namespace crh::reports::html {
+
+std::string esc(std::string_view s);            // text for HTML content and attributes
+std::string whole(double v);                    // no decimals
+std::string badge(const std::string& outcome);  // "PASS" on its outcome's colour
+
+// The section of one load result of the run document, with its charts.
+std::string load_section(const core::DocView& load);
+
+}  // namespace crh::reports::html

@@ -1,0 +1,80 @@
+#include "flags.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+
+#include "contracts/runner.hpp"
+#include "exit_codes.hpp"
+#include "loadgen/engine.hpp"
+
+namespace crh::runners {
+
+void TargetFlags::add_to(CLI::App* sub, const TargetHelp& help) {
+  sub->add_option("--base-url", base_url, "the target, e.g. http://127.0.0.1:8080 (key from CRH_API_KEY)");
+  sub->add_option("--api-key-file", api_key_file, "file holding the API key (else CRH_API_KEY)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--channel", channel, help.channel)->capture_default_str();
+  sub->add_option("--minute-ms", minute_ms,
+                  "length of one tag minute on the target in ms (the embedded service is started with it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1L, 3'600'000L));
+  sub->add_option("--profile", profile_file, help.profile)->check(CLI::ExistingFile);
+  sub->add_option("--timeout", timeout_ms, help.timeout)->capture_default_str()->check(CLI::Range(10L, 600'000L));
+}
+
+core::Target TargetFlags::target() const {
+  core::Target target;
+  target.channel = channel;
+  target.minute = std::chrono::milliseconds(minute_ms);
+  return target;
+}
+
+void OutputFlags::add_to(CLI::App* sub, const OutputHelp& help) {
+  sub->add_option("--json", json_file, help.json);
+  sub->add_option("--html", html_file, "write the HTML report here");
+  sub->add_option("--junit", junit_file, help.junit);
+  auto* verbose_flag = sub->add_flag("--verbose", verbose, help.verbose);
+  sub->add_flag("--quiet", quiet, help.quiet)->excludes(verbose_flag);
+}
+
+int with_output_problems(const std::string& command, const std::vector<std::string>& problems, int exit_code) {
+  for (const auto& problem : problems) {
+    std::cerr << command << ": " << problem << "\n";
+    exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
+  }
+  return exit_code;
+}
+
+void ContractFlags::add_to(CLI::App* sub, const ContractHelp& help) {
+  sub->add_option("--suite", suites, help.suite);
+  sub->add_flag("--slow", slow, "also run the expiry checks (they wait one tag lifetime)");
+  sub->add_flag("--strict", strict, help.strict);
+}
+
+void ContractFlags::apply_to(contracts::RunOptions& run) const {
+  run.suites = suites;
+  run.slow = slow;
+  run.strict = strict;
+}
+
+void LoadFlags::add_to(CLI::App* sub, const LoadHelp& help) {
+  sub->add_option("--connections", connections, help.connections)->check(CLI::Range(1, 100000));
+  sub->add_option("--callers", callers, help.callers)->capture_default_str()->check(CLI::Range(2, 1000));
+  sub->add_option("--rate", rate, help.rate);
+  sub->add_option("--threshold", thresholds, help.threshold);
+}
+
+void LoadFlags::apply_to(loadgen::LoadConfig& config) const {
+  config.connections = connections;
+  config.callers = callers;
+}
+
+void BaselineFlags::add_to(CLI::App* sub, const BaselineHelp& help) {
+  sub->add_option("--baseline", file, help.baseline)->check(CLI::ExistingFile);
+  sub->add_option("--max-regression", max_regression, "how much worse a figure may get, in percent of the baseline")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+}
+
+}  // namespace crh::runners

@@ -1,0 +1,122 @@
+// The flags several subcommands share, each declared once with its name,
+// default and validator: the target (contract, load, run), the outputs
+// (contract, load, run, report), the contract suites (contract, run), the
+// load knobs (load, run) and the baseline (run, report). Where a flag means
+// something a little different to a subcommand, that subcommand passes its
+// own help text; the *Help defaults are the texts the others share.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/target.hpp"
+#include "documents.hpp"
+
+namespace CLI {
+class App;
+}
+namespace crh::contracts {
+struct RunOptions;
+}
+namespace crh::loadgen {
+struct LoadConfig;
+}
+
+namespace crh::runners {
+
+struct TargetHelp {
+  std::string channel = "the channel whose aliases are tagged and called";
+  std::string profile = "profile JSON: what to expect where the spec is silent";
+  std::string timeout = "deadline of one exchange in ms";
+};
+
+// --base-url, --api-key-file, --channel, --minute-ms, --profile, --timeout.
+struct TargetFlags {
+  std::string base_url;      // empty: the embedded reference service
+  std::string api_key_file;  // empty: CRH_API_KEY
+  std::string channel = "1";
+  long minute_ms = 60'000;
+  std::string profile_file;  // empty: the design's defaults
+  long timeout_ms = 5000;
+
+  void add_to(CLI::App* sub, const TargetHelp& help = {});
+  // The target before set_up_target fills in its base and key.
+  core::Target target() const;
+  std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(timeout_ms); }
+};
+
+struct OutputHelp {
+  std::string json = "write the result document here";
+  std::string junit = "write JUnit XML here";
+  std::string verbose = "every check, violation and compared figure";
+  std::string quiet = "only failures, regressions and the verdict";
+};
+
+// --json, --html, --junit, --verbose, --quiet (these two exclude each other).
+struct OutputFlags {
+  std::string json_file;
+  std::string html_file;
+  std::string junit_file;
+  bool verbose = false;
+  bool quiet = false;
+
+  void add_to(CLI::App* sub, const OutputHelp& help = {});
+  OutputFiles files() const { return {json_file, html_file, junit_file}; }
+};
+
+// Prints what could not be written, prefixed by `command` ("crh run"); an
+// output that cannot be written is a usage error. Returns the exit code,
+// raised to kExitUsage when there was a problem.
+int with_output_problems(const std::string& command, const std::vector<std::string>& problems, int exit_code);
+
+struct ContractHelp {
+  std::string suite =
+      "run only this suite (repeatable): endpoints, auth, errors, agents, database, aliases, binding, expiry";
+  std::string strict = "SHOULD findings (profile defaults) fail the run";
+};
+
+// --suite, --slow, --strict.
+struct ContractFlags {
+  std::vector<std::string> suites;  // empty: every suite
+  bool slow = false;
+  bool strict = false;
+
+  void add_to(CLI::App* sub, const ContractHelp& help = {});
+  // Sets the suites, --slow and --strict of a contract run.
+  void apply_to(contracts::RunOptions& run) const;
+};
+
+struct LoadHelp {
+  std::string connections = "connections (get, mixed) or rounds in flight (race; each uses --callers + 1 connections)";
+  std::string callers = "race: callers per round, distinct numbers";
+  std::string rate = "open loop: requests per second over all connections (e.g. 2000 or 2000/s)";
+  std::string threshold = "a limit in the k6 manner, e.g. 'call.p99<20ms', 'errors<0.1%', 'violations==0' (repeatable)";
+};
+
+// --connections, --callers, --rate, --threshold.
+struct LoadFlags {
+  int connections = 0;  // 0: the scenario's default
+  int callers = 8;
+  std::string rate;     // empty: closed loop
+  std::vector<std::string> thresholds;
+
+  void add_to(CLI::App* sub, const LoadHelp& help = {});
+  // Sets the connections and callers of a load; the rate and thresholds
+  // are read where the scenario is known.
+  void apply_to(loadgen::LoadConfig& config) const;
+};
+
+struct BaselineHelp {
+  std::string baseline = "an earlier result to compare with: a figure worse beyond --max-regression fails (exit 1)";
+};
+
+// --baseline, --max-regression.
+struct BaselineFlags {
+  std::string file;  // an earlier result; empty: no comparison
+  double max_regression = 20;
+
+  void add_to(CLI::App* sub, const BaselineHelp& help = {});
+};
+
+}  // namespace crh::runners
