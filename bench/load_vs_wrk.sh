@@ -35,7 +35,7 @@ wrk_run() {
 }
 h2load_run() {
   $pin_generator h2load --h1 -t 1 -c "$CONNECTIONS" -D "$DURATION" -H "Apikey: $CRH_API_KEY" "$1$2" 2>/dev/null |
-    awk '/^finished in/ {r = $4} /^requests:/ {n = $8} END {print r, n}'
+    awk '/^finished in/ {r = $4} /^requests:/ {n = $6} END {print r, n}'
 }
 crh_run() {
   $pin_generator "$crh" load --base-url "$1" --path "$2" --scenario get --connections "$CONNECTIONS" --threads 1 \
@@ -55,7 +55,7 @@ measure() {
   out=$(cat "$work/out")
   awk -v o="$out" -v t="$t" 'BEGIN {
     split(o, a, " "); split(t, c, " ");
-    printf "%.0f %.2f", a[1], (a[2] > 0 ? (c[1] + c[2]) * 1e6 / a[2] : 0) }'
+    printf "%.0f %.2f\n", a[1], (a[2] > 0 ? (c[1] + c[2]) * 1e6 / a[2] : 0) }'
 }
 
 tools=(wrk crh)

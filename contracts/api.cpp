@@ -30,8 +30,8 @@ std::vector<Item> list(CheckContext& ctx, const std::string& path, std::string_v
   for (const auto& item : *found->items) {
     auto id = core::api::item_id(item, id_fields);
     if (!id)
-      ctx.fail(rule, label + ": expected every item of " + found->where + " to have an id (" +
-                         fields_text(id_fields) + "), got " + excerpt(json::serialize(item)));
+      ctx.fail(rule, label + ": expected every item of " + found->where + " to have an id (" + fields_text(id_fields) +
+                         "), got " + excerpt(json::serialize(item)));
     if (!seen.insert(*id).second) ctx.fail(rule, label + ": the id \"" + *id + "\" is listed twice");
     items.push_back({*id, item});
   }
@@ -83,8 +83,8 @@ std::string tag(CheckContext& ctx, const std::string& name, int minutes) {
   auto body = ctx.ok_json(e, "E8", "POST " + path);
   auto id = alias_id(ctx, body);
   if (!id)
-    ctx.fail("E8", "POST " + path + ": expected the tagged alias with an id (" +
-                       fields_text(ctx.fields().alias_id) + "), got " + excerpt(json::serialize(body)));
+    ctx.fail("E8", "POST " + path + ": expected the tagged alias with an id (" + fields_text(ctx.fields().alias_id) +
+                       "), got " + excerpt(json::serialize(body)));
   ctx.janitor().tagged(*id);
   return *id;
 }

@@ -102,7 +102,7 @@ class TagGuard {
   explicit TagGuard(CheckContext& ctx) : ctx_(ctx) {}
   ~TagGuard();
   std::string tag(const std::string& what, int minutes = 10);  // api::tag, remembered
-  void forget(const std::string& alias);                        // deleted by the check itself
+  void forget(const std::string& alias);                       // deleted by the check itself
 
  private:
   CheckContext& ctx_;

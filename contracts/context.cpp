@@ -110,7 +110,7 @@ core::Exchange CheckContext::send(core::HttpRequest request, KeyMode key) {
 }
 
 core::HttpRequest CheckContext::request(std::string method, std::string path,
-                                       const std::vector<core::Param>& params) const {
+                                        const std::vector<core::Param>& params) const {
   return core::build_request(std::move(method), std::move(path), params, run_.target.dialect.encoding);
 }
 
@@ -148,17 +148,17 @@ void CheckContext::record(const core::Exchange& e) {
   result_.evidence.push_back(
       {core::to_curl(e.request, run_.target.base, run_.target.api_key), describe_answer(e), e.elapsed});
   if (e.answered())
-    run_.record({result_.id, result_.evidence.back().curl, e.response->status,
-                 e.response->header("Content-Type"), e.response->body});
+    run_.record({result_.id, result_.evidence.back().curl, e.response->status, e.response->header("Content-Type"),
+                 e.response->body});
 }
 
 void CheckContext::cite(const Recorded& r) {
-  result_.evidence.push_back({r.curl, "HTTP " + std::to_string(r.status) +
-                                          (r.content_type.empty() ? " (no Content-Type)" : " " + r.content_type) +
-                                          ", " + std::to_string(r.body.size()) + " bytes" +
-                                          (r.body.empty() ? "" : ": " + excerpt(r.body, 200).substr(5)) +
-                                          " (made by " + r.check + ")",
-                              {}});
+  result_.evidence.push_back(
+      {r.curl,
+       "HTTP " + std::to_string(r.status) + (r.content_type.empty() ? " (no Content-Type)" : " " + r.content_type) +
+           ", " + std::to_string(r.body.size()) + " bytes" +
+           (r.body.empty() ? "" : ": " + excerpt(r.body, 200).substr(5)) + " (made by " + r.check + ")",
+       {}});
 }
 
 void CheckContext::require(bool ok, std::string_view rule, const std::string& text) {
@@ -191,8 +191,7 @@ const core::HttpResponse& CheckContext::response(const core::Exchange& e, const 
 
 json::value CheckContext::ok_json(const core::Exchange& e, std::string_view rule, const std::string& what) {
   const auto& r = response(e, what);
-  if (r.status != 200)
-    fail(rule, what + ": expected HTTP 200, got " + describe_answer(e));
+  if (r.status != 200) fail(rule, what + ": expected HTTP 200, got " + describe_answer(e));
   std::string why;
   auto body = parse_json(r.body, why);
   if (!body) fail("C1", what + ": expected a JSON body (responses are JSON), got HTTP 200 where " + why);
@@ -203,19 +202,17 @@ void CheckContext::refused(const core::Exchange& e, std::string_view rule, const
                            const std::vector<unsigned>& statuses) {
   const auto& r = response(e, what);
   if (r.status >= 200 && r.status < 300)
-    fail(rule, what + ": expected an error answer (" + statuses_text(statuses) + " with a msg), got " +
-                   describe_answer(e));
+    fail(rule,
+         what + ": expected an error answer (" + statuses_text(statuses) + " with a msg), got " + describe_answer(e));
   for (auto& f : error_shape_findings(r.status, r.header("Content-Type"), r.body))
     if (f.severity == Severity::must) fail(f.rule, what + ": " + f.text);
   prefer(std::find(statuses.begin(), statuses.end(), r.status) != statuses.end(), rule,
          what + ": expected HTTP " + statuses_text(statuses) + ", got HTTP " + std::to_string(r.status) +
-             " (any error status with a msg satisfies the spec; the profile names " +
-             statuses_text(statuses) + ")");
+             " (any error status with a msg satisfies the spec; the profile names " + statuses_text(statuses) + ")");
 }
 
 std::string describe_answer(const core::Exchange& e) {
-  if (!e.answered())
-    return "no answer: " + std::string(core::to_string(e.error)) + " (" + e.error_detail + ")";
+  if (!e.answered()) return "no answer: " + std::string(core::to_string(e.error)) + " (" + e.error_detail + ")";
   const auto& r = *e.response;
   std::string ct = core::from_target(r.header("Content-Type"), 120);
   return "HTTP " + std::to_string(r.status) + (ct.empty() ? " (no Content-Type)" : " " + ct) + ", " +

@@ -24,12 +24,12 @@ namespace crh::contracts {
 
 // How a request authenticates: the auth suite sends every kind of bad key.
 enum class KeyMode {
-  proper,         // Apikey: <key>
-  missing,        // no Apikey header
-  empty,          // Apikey: (empty)
-  wrong,          // Apikey: <a random key of the same length>
-  other_header,   // the key in Authorization and X-Api-Key, no Apikey header
-  lower_case,     // apikey: <key> (header names are case-insensitive)
+  proper,        // Apikey: <key>
+  missing,       // no Apikey header
+  empty,         // Apikey: (empty)
+  wrong,         // Apikey: <a random key of the same length>
+  other_header,  // the key in Authorization and X-Api-Key, no Apikey header
+  lower_case,    // apikey: <key> (header names are case-insensitive)
 };
 
 // Thrown by the verdict helpers to end a check body early.
@@ -82,7 +82,7 @@ struct RunShared {
   std::string wrong_key;    // random, same length as the key
   std::string caller_base;  // "+1999NNNN": callers of this run are caller_base + two digits
   Janitor janitor;
-  std::mutex channel_mutex; // held by a check that needs the channel to itself
+  std::mutex channel_mutex;  // held by a check that needs the channel to itself
   std::atomic<bool> target_lost{false};
   const std::atomic<bool>* stop = nullptr;  // set by Ctrl-C: waits end early
 

@@ -1,7 +1,6 @@
 // The executor, restoration of the target, and the result document.
 #include "contracts/runner.hpp"
 
-
 #include <algorithm>
 #include <boost/json.hpp>
 #include <mutex>
@@ -23,7 +22,8 @@ namespace crh::contracts {
 namespace json = boost::json;
 using Clock = std::chrono::steady_clock;
 
-std::vector<const Check*> select_checks(const std::vector<std::string>& suites, const std::vector<std::string>& checks) {
+std::vector<const Check*> select_checks(const std::vector<std::string>& suites,
+                                        const std::vector<std::string>& checks) {
   for (const auto& s : suites)
     if (std::find(all_suites().begin(), all_suites().end(), s) == all_suites().end()) {
       std::string names;
@@ -51,7 +51,8 @@ std::vector<const Check*> select_checks(const std::vector<std::string>& suites, 
   }
   for (const auto& p : checks)
     if (!used.contains(p))
-      throw std::invalid_argument("no check matches \"" + p + "\" in the selected suites; crh contract --list-checks lists them");
+      throw std::invalid_argument("no check matches \"" + p +
+                                  "\" in the selected suites; crh contract --list-checks lists them");
   return out;
 }
 
@@ -75,8 +76,8 @@ class Executor {
     shared_.client.cancel = o.stop;  // Ctrl-C cuts the checks' exchanges short, never the restore's
     shared_.stop = o.stop;
     do {
-      shared_.wrong_key = random_text(std::max<std::size_t>(o.target.api_key.size(), 8),
-                                      "abcdefghijklmnopqrstuvwxyz0123456789");
+      shared_.wrong_key =
+          random_text(std::max<std::size_t>(o.target.api_key.size(), 8), "abcdefghijklmnopqrstuvwxyz0123456789");
     } while (shared_.wrong_key == o.target.api_key);
     shared_.caller_base = "+1999" + random_text(4, "0123456789");
   }
@@ -241,7 +242,8 @@ class Executor {
                                 std::string(api::kProbePrefix) + "...\" tag after the restore");
     } else {
       report_.notes.push_back("not verified: could not list the aliases of channel " + channel +
-                              " after restoring, to see that no \"" + std::string(api::kProbePrefix) + "...\" tag is left");
+                              " after restoring, to see that no \"" + std::string(api::kProbePrefix) +
+                              "...\" tag is left");
       for (const auto& alias : janitor.tags())
         report_.notes.push_back("not restored: alias " + alias + " of channel " + channel + " may still carry the \"" +
                                 std::string(api::kProbePrefix) + "...\" tag this run made");
@@ -303,19 +305,20 @@ ContractVerdict verdict_of(const RunReport& report, bool strict) {
   const std::size_t ran = report.results.size() - count(Outcome::skip);
   const std::size_t undecided = count(Outcome::indeterminate);
   const std::string tally = std::to_string(count(Outcome::pass)) + " passed, " + std::to_string(count(Outcome::warn)) +
-                            " warned, " + std::to_string(count(Outcome::fail)) + " failed, " + std::to_string(undecided) +
-                            " indeterminate, " + std::to_string(count(Outcome::skip)) + " skipped";
+                            " warned, " + std::to_string(count(Outcome::fail)) + " failed, " +
+                            std::to_string(undecided) + " indeterminate, " + std::to_string(count(Outcome::skip)) +
+                            " skipped";
   if (report.interrupted)
-    return {1, "incomplete", "interrupted (Ctrl-C or SIGTERM): the checks not yet started were skipped (" + tally + ")"};
+    return {1, "incomplete",
+            "interrupted (Ctrl-C or SIGTERM): the checks not yet started were skipped (" + tally + ")"};
   if (report.unreachable) return {3, "unreachable", report.unreachable_reason};
   if (count(Outcome::fail) > 0)
     return {1, "failed",
-            std::to_string(count(Outcome::fail)) + " check(s) failed" + (strict ? " (--strict: SHOULD findings fail)" : "") +
-                " (" + tally + ")"};
+            std::to_string(count(Outcome::fail)) + " check(s) failed" +
+                (strict ? " (--strict: SHOULD findings fail)" : "") + " (" + tally + ")"};
   // A run that proved nothing must not pass: a CI gate would go green on a
   // target that only timed out, reset or sent truncated answers.
-  if (ran == 0)
-    return {3, "untested", "the target could not be tested: no selected check ran (" + tally + ")"};
+  if (ran == 0) return {3, "untested", "the target could not be tested: no selected check ran (" + tally + ")"};
   if (2 * undecided > ran)
     return {3, "untested",
             "the target could not be tested: " + std::to_string(undecided) + " of the " + std::to_string(ran) +
@@ -336,7 +339,8 @@ double ms(std::chrono::microseconds us) { return static_cast<double>(us.count())
 json::object counts_of(const std::vector<const CheckResult*>& results) {
   json::object c{{k::counts::total, results.size()}};
   for (auto o : {Outcome::pass, Outcome::warn, Outcome::fail, Outcome::skip, Outcome::indeterminate})
-    c[to_string(o)] = std::count_if(results.begin(), results.end(), [o](const CheckResult* r) { return r->outcome == o; });
+    c[to_string(o)] =
+        std::count_if(results.begin(), results.end(), [o](const CheckResult* r) { return r->outcome == o; });
   return c;
 }
 

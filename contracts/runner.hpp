@@ -37,10 +37,10 @@ struct RunReport {
   bool unreachable = false;          // nothing could be asked: exit 3
   bool interrupted = false;          // stopped early (RunOptions::stop): incomplete, exit 1
   std::string unreachable_reason;
-  std::vector<std::string> notes;    // what a reader must know: key refused, restore problems
+  std::vector<std::string> notes;  // what a reader must know: key refused, restore problems
   std::chrono::system_clock::time_point started;
   std::chrono::microseconds duration{0};
-  int exit_code = 0;                 // verdict_of(...).exit_code
+  int exit_code = 0;  // verdict_of(...).exit_code
 };
 
 // The verdict of a run, first match wins: exit 1 "incomplete" when it was
@@ -57,15 +57,12 @@ ContractVerdict verdict_of(const RunReport& report, bool strict);
 
 // The checks the options select, in run order. Throws std::invalid_argument
 // naming an unknown suite or a check pattern that matches nothing.
-std::vector<const Check*> select_checks(const std::vector<std::string>& suites,
-                                        const std::vector<std::string>& checks);
+std::vector<const Check*> select_checks(const std::vector<std::string>& suites, const std::vector<std::string>& checks);
 
 RunReport run_contract(const RunOptions& options);
 
 // The result document: schema-versioned JSON with every check, its evidence
 // and the rule coverage. Text from the target is made valid UTF-8.
 boost::json::value result_document(const RunReport& report, const RunOptions& options, bool embedded);
-
-
 
 }  // namespace crh::contracts

@@ -32,35 +32,31 @@ bool is_json_content_type(std::string_view ct) {
          (type.rfind("application/", 0) == 0 && type.size() > 17 && type.ends_with("+json"));
 }
 
-std::vector<Finding> error_shape_findings(unsigned status, std::string_view content_type,
-                                          std::string_view body) {
+std::vector<Finding> error_shape_findings(unsigned status, std::string_view content_type, std::string_view body) {
   std::vector<Finding> out;
   const std::string got = "HTTP " + std::to_string(status);
   if (status >= 500)
     out.push_back({Severity::must, "X1",
-                   "expected a 4xx error answer, got " + got +
-                       ": a server error is never a contract answer"});
+                   "expected a 4xx error answer, got " + got + ": a server error is never a contract answer"});
   std::string why;
   auto v = parse_json(body, why);
   if (!v) {
-    out.push_back({Severity::must, "X2",
-                   "expected a JSON object with a string msg, got " + got + " where " + why});
+    out.push_back({Severity::must, "X2", "expected a JSON object with a string msg, got " + got + " where " + why});
   } else if (!v->is_object()) {
-    out.push_back({Severity::must, "X2",
-                   "expected a JSON object with a string msg, got " + got + " with " + excerpt(body)});
+    out.push_back(
+        {Severity::must, "X2", "expected a JSON object with a string msg, got " + got + " with " + excerpt(body)});
   } else if (auto* msg = v->get_object().if_contains("msg"); !msg) {
-    out.push_back({Severity::must, "X2",
-                   "expected a field msg in the error body, got " + got + " with " + excerpt(body)});
+    out.push_back(
+        {Severity::must, "X2", "expected a field msg in the error body, got " + got + " with " + excerpt(body)});
   } else if (!msg->is_string()) {
-    out.push_back({Severity::must, "X2",
-                   "expected msg to be a string, got " + got + " with " + excerpt(body)});
+    out.push_back({Severity::must, "X2", "expected msg to be a string, got " + got + " with " + excerpt(body)});
   } else if (msg->get_string().empty()) {
     out.push_back({Severity::should, "X2", "expected a non-empty msg, got " + got + " with msg \"\""});
   }
   if (!is_json_content_type(content_type))
     out.push_back({Severity::should, "C1",
-                   "expected Content-Type application/json on an error, got \"" +
-                       core::from_target(content_type, 120) + "\" with " + got});
+                   "expected Content-Type application/json on an error, got \"" + core::from_target(content_type, 120) +
+                       "\" with " + got});
   return out;
 }
 

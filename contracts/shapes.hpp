@@ -30,8 +30,7 @@ struct Finding {
 // The findings on one error answer (any status but 200): a 5xx, a body that
 // is not a JSON object with a string msg (MUST, X2), an empty msg or a
 // Content-Type that is not JSON (SHOULD). Empty when the answer is right.
-std::vector<Finding> error_shape_findings(unsigned status, std::string_view content_type,
-                                          std::string_view body);
+std::vector<Finding> error_shape_findings(unsigned status, std::string_view content_type, std::string_view body);
 
 // A short, printable excerpt of a body for messages (at most `max` bytes).
 std::string excerpt(std::string_view body, std::size_t max = 120);

@@ -3,14 +3,29 @@
 
 #include <boost/json.hpp>
 
+#include "core/target.hpp"
+
+namespace crh::core {
+
+std::string CallHook::path_for(std::string_view channel, std::string_view alias) const {
+  std::string out = path;
+  auto replace = [&out](std::string_view name, std::string_view value) {
+    for (auto pos = out.find(name); pos != std::string::npos; pos = out.find(name, pos + value.size()))
+      out.replace(pos, name.size(), percent_encode(value));
+  };
+  replace("{channel}", channel);
+  replace("{alias}", alias);
+  return out;
+}
+
+}  // namespace crh::core
+
 namespace crh::core::api {
 namespace json = boost::json;
 
-std::string agents_path() { return "/api/v1/local-agents"; }
+std::string agents_path() { return std::string(kVersionPrefix) + "/local-agents"; }
 std::string agent_path(const std::string& id) { return agents_path() + "/" + percent_encode(id); }
-std::string agent_op_path(const std::string& id, std::string_view op) {
-  return agent_path(id) + "/" + std::string(op);
-}
+std::string agent_op_path(const std::string& id, std::string_view op) { return agent_path(id) + "/" + std::string(op); }
 std::string database_path(const std::string& key) { return "/database/" + percent_encode(key); }
 std::string aliases_path(const std::string& channel) {
   return "/channels/" + percent_encode(channel) + "/alias-numbers";
@@ -45,8 +60,9 @@ HttpRequest request(const Target& target, Operation op, const Arguments& a) {
 std::optional<FoundList> find_list(const json::value& body, std::string_view preferred, std::string& why) {
   if (body.is_array()) return FoundList{&body.get_array(), "the body"};
   if (!body.is_object()) {
-    why = "expected a JSON array or an object holding one, got " +
-          std::string(body.is_string() ? "a string" : body.is_null() ? "null" : "a scalar");
+    why = "expected a JSON array or an object holding one, got " + std::string(body.is_string() ? "a string"
+                                                                               : body.is_null() ? "null"
+                                                                                                : "a scalar");
     return std::nullopt;
   }
   const auto& obj = body.get_object();

@@ -13,9 +13,42 @@
 #include <vector>
 
 #include "core/http.hpp"
-#include "core/target.hpp"
+
+namespace crh::core {
+
+struct Target;
+
+// How a caller calls an alias: the harness's extension, a setting so that
+// another test hook can be driven.
+struct CallHook {
+  bool enabled = true;  // false: the target has none; binding checks are skipped
+  std::string method = "POST";
+  std::string path = "/channels/{channel}/alias-numbers/{alias}/calls";  // DESIGN.md §4
+  std::string parameter = "caller";
+
+  // The path with {channel} and {alias} replaced by percent-encoded ids.
+  std::string path_for(std::string_view channel, std::string_view alias) const;
+};
+
+// Where the target puts ids, lists and fields the spec does not name. Ids
+// may be strings or numbers; a list may also be a bare array or the only
+// array field of the answer.
+struct FieldNames {
+  std::vector<std::string> agent_id{"id", "agent_id", "agentId", "ID"};
+  std::vector<std::string> alias_id{"id", "alias_id", "aliasId", "ID"};
+  std::string agents_list = "agents";
+  std::string aliases_list = "aliases";
+  std::string agent_state = "state";     // compared before and after snooze/wake
+  std::string alias_tag = "tag";         // null or absent: untagged
+  std::string database_value = "value";  // where the database GET puts the value
+};
+
+}  // namespace crh::core
 
 namespace crh::core::api {
+
+// The spec's version prefix of the agent endpoints.
+inline constexpr std::string_view kVersionPrefix = "/api/v1";
 
 enum class Operation {
   list_agents,   // GET    /api/v1/local-agents
@@ -45,12 +78,12 @@ HttpRequest request(const Target& target, Operation op, const Arguments& args = 
 
 // Paths, percent-encoded, under the base URL (for requests the model does
 // not build: odd methods, odd bodies, labels in messages).
-std::string agents_path();                                             // /api/v1/local-agents
-std::string agent_path(const std::string& id);                         // /api/v1/local-agents/ID
+std::string agents_path();                                              // /api/v1/local-agents
+std::string agent_path(const std::string& id);                          // /api/v1/local-agents/ID
 std::string agent_op_path(const std::string& id, std::string_view op);  // .../ID/snooze
-std::string database_path(const std::string& key);                     // /database/KEY
-std::string aliases_path(const std::string& channel);                  // /channels/ID/alias-numbers
-std::string tag_path(const std::string& channel);                      // .../alias-numbers/tag
+std::string database_path(const std::string& key);                      // /database/KEY
+std::string aliases_path(const std::string& channel);                   // /channels/ID/alias-numbers
+std::string tag_path(const std::string& channel);                       // .../alias-numbers/tag
 std::string delete_tag_path(const std::string& channel, const std::string& alias);
 
 // ---- reading answers, in any reasonable shape ----

@@ -70,7 +70,8 @@ bool iequals(std::string_view a, std::string_view b) {
          std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
 }
 
-std::string serialize_request(const HttpRequest& request, const BaseUrl& base, std::string_view api_key) {
+std::string serialize_request(const HttpRequest& request, const BaseUrl& base, std::string_view api_key,
+                              std::string_view user_agent) {
   std::string out;
   out.reserve(128 + request.target.size() + request.body.size());
   out += request.method;
@@ -79,7 +80,12 @@ std::string serialize_request(const HttpRequest& request, const BaseUrl& base, s
   out += request.target.empty() ? "/" : request.target;
   out += " HTTP/1.1\r\nHost: ";
   out += base.host_header();
-  out += "\r\nUser-Agent: crh-load\r\n";
+  out += "\r\n";
+  if (!user_agent.empty()) {
+    out += "User-Agent: ";
+    out += user_agent;
+    out += "\r\n";
+  }
   if (!api_key.empty()) {
     out += "Apikey: ";
     out += api_key;
@@ -154,7 +160,7 @@ void MessageReader::take_body(std::string_view bytes) {
     switch (phase_) {
       case Phase::head:
         used += kind_ == Kind::request && head_.empty() && (rest[0] == '\r' || rest[0] == '\n') ? skip_blank_lines(rest)
-                                                                                              : feed_head(rest);
+                                                                                                : feed_head(rest);
         break;
       case Phase::body_close:
         take_body(rest);
@@ -331,8 +337,8 @@ void MessageReader::after_head() {
 }
 
 void MessageReader::start_body() {
-  const bool bodiless = kind_ == Kind::response ? status_ == 204 || status_ == 304 || head_request_
-                                                : !chunked_ && !content_length_;
+  const bool bodiless =
+      kind_ == Kind::response ? status_ == 204 || status_ == 304 || head_request_ : !chunked_ && !content_length_;
   if (bodiless) state_ = State::done;
   else if (chunked_) phase_ = Phase::chunk_size;
   else if (content_length_) {

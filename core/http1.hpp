@@ -18,9 +18,12 @@
 namespace crh::core::http1 {
 
 // The whole request as bytes: request line with the base URL's path prefix,
-// Host, the Apikey (when non-empty), the request's own headers and a
-// Content-Length. Keep-alive is HTTP/1.1's default, so no Connection header.
-std::string serialize_request(const HttpRequest& request, const BaseUrl& base, std::string_view api_key);
+// Host, the User-Agent and the Apikey (each when non-empty), the request's
+// own headers and a Content-Length. Keep-alive is HTTP/1.1's default, so no
+// Connection header. The load path names itself; the blocking client sends
+// the caller's headers only (user_agent empty).
+std::string serialize_request(const HttpRequest& request, const BaseUrl& base, std::string_view api_key,
+                              std::string_view user_agent = "crh-load");
 
 // ASCII case-insensitive equality, as header names and tokens compare.
 bool iequals(std::string_view a, std::string_view b);
@@ -123,11 +126,11 @@ class MessageReader {
   Phase phase_ = Phase::head;
   Fault fault_ = Fault::none;
   bool keep_body_ = false;
-  bool head_request_ = false;    // a response to HEAD: no body
-  bool upgrade_asked_ = false;   // a response to a request with Upgrade: a 101 ends it
+  bool head_request_ = false;   // a response to HEAD: no body
+  bool upgrade_asked_ = false;  // a response to a request with Upgrade: a 101 ends it
   bool request_line_ended_ = false;
-  std::string head_;  // bytes of the head so far (reused across messages)
-  std::string line_;  // a chunk-size or trailer line in progress
+  std::string head_;                    // bytes of the head so far (reused across messages)
+  std::string line_;                    // a chunk-size or trailer line in progress
   std::size_t earlier_head_bytes_ = 0;  // interim heads (or blank lines before a request), counted against header_bytes
   std::size_t trailer_bytes_ = 0;       // counted against header_bytes too
   std::string error_;

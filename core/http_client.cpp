@@ -58,19 +58,6 @@ http1::ReaderLimits limits_for(const ClientConfig& config) {
   return limits;
 }
 
-// The bytes this client has always sent: no User-Agent or Apikey of its own
-// (unlike http1::serialize_request, the load path's); the caller's headers.
-std::string request_bytes(const HttpRequest& request, const BaseUrl& base) {
-  std::string out = request.method + ' ' + base.path_prefix + request.target + " HTTP/1.1\r\nHost: " +
-                    base.host_header() + "\r\n";
-  for (const auto& h : request.headers) out += h.name + ": " + h.value + "\r\n";
-  if (!request.body.empty() || request.method == "POST" || request.method == "PUT")
-    out += "Content-Length: " + std::to_string(request.body.size()) + "\r\n";
-  out += "\r\n";
-  out += request.body;
-  return out;
-}
-
 bool asks_upgrade(const HttpRequest& request) {
   return std::any_of(request.headers.begin(), request.headers.end(),
                      [](const Header& h) { return http1::iequals(h.name, "upgrade"); });
@@ -208,7 +195,7 @@ std::optional<Failure> HttpClient::Impl::connect(Clock::time_point t0, Clock::ti
 }
 
 std::optional<Failure> HttpClient::Impl::write(const HttpRequest& request, Clock::time_point deadline) {
-  const std::string bytes = request_bytes(request, base);
+  const std::string bytes = http1::serialize_request(request, base, "", "");
   const error_code ec = run(
       [&](auto done) {
         net::async_write(*socket, net::buffer(bytes),
@@ -266,8 +253,8 @@ std::optional<Failure> HttpClient::Impl::read_some(Clock::time_point deadline) {
 Failure HttpClient::Impl::answer_failure() const {
   switch (reader.fault()) {
     case http1::Fault::body_too_large:
-      return {TransportError::too_large, "the answer's body exceeds " + std::to_string(config.body_limit) +
-                                             " bytes (" + reader.error() + ")"};
+      return {TransportError::too_large,
+              "the answer's body exceeds " + std::to_string(config.body_limit) + " bytes (" + reader.error() + ")"};
     case http1::Fault::head_too_large:
       return {TransportError::too_large,
               "the answer's head exceeds its caps (" + reader.error() + ")" + after_interim()};
@@ -290,8 +277,7 @@ std::string HttpClient::Impl::after_interim() const {
   return " (after " + std::to_string(n) + (n == 1 ? " interim 1xx answer)" : " interim 1xx answers)");
 }
 
-HttpClient::HttpClient(BaseUrl base, ClientConfig config)
-    : impl_(std::make_unique<Impl>(std::move(base), config)) {}
+HttpClient::HttpClient(BaseUrl base, ClientConfig config) : impl_(std::make_unique<Impl>(std::move(base), config)) {}
 
 HttpClient::~HttpClient() { impl_->drop(); }
 

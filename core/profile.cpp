@@ -97,8 +97,7 @@ void read_statuses(const Reader& r, const json::value& v, const std::string& f, 
 }
 
 // "id_fields", "lists" and "fields": every name the target gives what the spec leaves unnamed.
-bool read_names(const Reader& r, std::string_view section, const json::value& v, const std::string& f,
-                FieldNames& n) {
+bool read_names(const Reader& r, std::string_view section, const json::value& v, const std::string& f, FieldNames& n) {
   if (section != "id_fields" && section != "lists" && section != "fields") return false;
   r.each(r.object(v, f), f, [&](std::string_view k, const json::value& v2, const std::string& f2) {
     if (section == "id_fields" && k == "agent") n.agent_id = r.strings(v2, f2);
@@ -148,7 +147,8 @@ json::value to_json(const Profile& p) {
   };
   json::value hook = nullptr;
   if (p.dialect.call_hook.enabled)
-    hook = json::object{{"method", p.dialect.call_hook.method}, {"path", p.dialect.call_hook.path},
+    hook = json::object{{"method", p.dialect.call_hook.method},
+                        {"path", p.dialect.call_hook.path},
                         {"parameter", p.dialect.call_hook.parameter}};
   return json::object{
       {"encoding", to_string(p.dialect.encoding)},
@@ -159,7 +159,8 @@ json::value to_json(const Profile& p) {
                                 {"all_tagged", list(p.statuses.all_tagged)},
                                 {"call_refused", list(p.statuses.call_refused)},
                                 {"wrong_method", list(p.statuses.wrong_method)}}},
-      {"id_fields", json::object{{"agent", list(p.dialect.fields.agent_id)}, {"alias", list(p.dialect.fields.alias_id)}}},
+      {"id_fields",
+       json::object{{"agent", list(p.dialect.fields.agent_id)}, {"alias", list(p.dialect.fields.alias_id)}}},
       {"lists", json::object{{"agents", p.dialect.fields.agents_list}, {"aliases", p.dialect.fields.aliases_list}}},
       {"fields", json::object{{"agent_state", p.dialect.fields.agent_state},
                               {"alias_tag", p.dialect.fields.alias_tag},

@@ -26,8 +26,7 @@ std::optional<std::chrono::system_clock::time_point> parse_iso8601(std::string_v
 }
 
 boost::json::object result_envelope(std::string_view kind, std::chrono::system_clock::time_point started,
-                                    double duration_ms, const BaseUrl& base, std::string_view channel,
-                                    bool embedded) {
+                                    double duration_ms, const BaseUrl& base, std::string_view channel, bool embedded) {
   namespace k = keys;
   return boost::json::object{
       {k::envelope::schema, k::schema_name},
@@ -36,9 +35,9 @@ boost::json::object result_envelope(std::string_view kind, std::chrono::system_c
       {k::envelope::tool, boost::json::object{{k::tool::name, "crh"}, {k::tool::version, "0.1.0"}}},
       {k::envelope::started_at, iso8601(started)},
       {k::envelope::duration_ms, duration_ms},
-      {k::envelope::target, boost::json::object{{k::target::base_url, base.to_string()},
-                                                {k::target::channel, channel},
-                                                {k::target::embedded, embedded}}},
+      {k::envelope::target,
+       boost::json::object{
+           {k::target::base_url, base.to_string()}, {k::target::channel, channel}, {k::target::embedded, embedded}}},
   };
 }
 

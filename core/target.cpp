@@ -31,17 +31,6 @@ std::string percent_encode(std::string_view text) {
   return out;
 }
 
-std::string CallHook::path_for(std::string_view channel, std::string_view alias) const {
-  std::string out = path;
-  auto replace = [&out](std::string_view name, std::string_view value) {
-    for (auto pos = out.find(name); pos != std::string::npos; pos = out.find(name, pos + value.size()))
-      out.replace(pos, name.size(), percent_encode(value));
-  };
-  replace("{channel}", channel);
-  replace("{alias}", alias);
-  return out;
-}
-
 namespace {
 
 std::string urlencoded(const std::vector<Param>& params) {

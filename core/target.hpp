@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/api.hpp"
 #include "core/base_url.hpp"
 #include "core/http.hpp"
 
@@ -26,31 +27,6 @@ struct Param {
   std::string name;
   std::string value;
   bool number = false;  // a JSON body writes the value unquoted (minutes=5 → 5)
-};
-
-// How a caller calls an alias: the harness's extension, a setting so that
-// another test hook can be driven.
-struct CallHook {
-  bool enabled = true;  // false: the target has none; binding checks are skipped
-  std::string method = "POST";
-  std::string path = "/channels/{channel}/alias-numbers/{alias}/calls";
-  std::string parameter = "caller";
-
-  // The path with {channel} and {alias} replaced by percent-encoded ids.
-  std::string path_for(std::string_view channel, std::string_view alias) const;
-};
-
-// Where the target puts ids, lists and fields the spec does not name. Ids
-// may be strings or numbers; a list may also be a bare array or the only
-// array field of the answer.
-struct FieldNames {
-  std::vector<std::string> agent_id{"id", "agent_id", "agentId", "ID"};
-  std::vector<std::string> alias_id{"id", "alias_id", "aliasId", "ID"};
-  std::string agents_list = "agents";
-  std::string aliases_list = "aliases";
-  std::string agent_state = "state";        // compared before and after snooze/wake
-  std::string alias_tag = "tag";            // null or absent: untagged
-  std::string database_value = "value";     // where the database GET puts the value
 };
 
 // How the target speaks where the spec is silent (DESIGN.md §3): read once

@@ -28,8 +28,8 @@ class FixedClock final : public Clock {
 };
 
 [[noreturn]] void fail(const char* what, const Response& r) {
-  std::fprintf(stderr, "reference_request_fuzz: %s: HTTP %u %s body %s\n", what, r.status,
-               r.content_type.c_str(), r.body.c_str());
+  std::fprintf(stderr, "reference_request_fuzz: %s: HTTP %u %s body %s\n", what, r.status, r.content_type.c_str(),
+               r.body.c_str());
   std::abort();
 }
 
@@ -91,8 +91,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // they do not, only framing_error's last check keeps the body from being
     // read as a request. Worth knowing about even though it answers 400.
     if (auto err = framing_error(parser); err && err->problem == FramingProblem::te_parser_disagrees) {
-      std::fprintf(stderr, "reference_request_fuzz: the framing rules accept Transfer-Encoding "
-                           "but Beast did not read it as chunked\n");
+      std::fprintf(stderr,
+                   "reference_request_fuzz: the framing rules accept Transfer-Encoding "
+                   "but Beast did not read it as chunked\n");
       std::abort();
     }
     if (auto refusal = refuse_head(service, parser)) {

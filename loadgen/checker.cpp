@@ -75,8 +75,7 @@ void Checker::check_winners(Judged& j) {
     if (same == first_ok.end()) first_ok.push_back(&c);
     else if (c.complete_ns < (*same)->complete_ns) *same = &c;
   }
-  std::sort(first_ok.begin(), first_ok.end(),
-            [](const Op* a, const Op* b) { return a->complete_ns < b->complete_ns; });
+  std::sort(first_ok.begin(), first_ok.end(), [](const Op* a, const Op* b) { return a->complete_ns < b->complete_ns; });
   if (first_ok.size() < 2) return;
   const Op& a = *first_ok[0];
   for (std::size_t i = 1; i < first_ok.size(); ++i) {
@@ -89,8 +88,8 @@ void Checker::check_winners(Judged& j) {
     else
       j.violation(ViolationKind::two_winners,
                   "alias " + round.tag.alias + ": " + a.caller + " and " + b.caller +
-                      " both connected in one tag epoch; only the first caller may be bound (" + describe(a) +
-                      "; " + describe(b) + ")",
+                      " both connected in one tag epoch; only the first caller may be bound (" + describe(a) + "; " +
+                      describe(b) + ")",
                   {a, b});
   }
 }

@@ -20,10 +20,10 @@ namespace crh::loadgen {
 // returned, and the untag that ended it.
 struct Round {
   std::uint64_t id = 0;
-  Op tag;                      // outcome ok; tag.alias is the alias the target chose
-  std::vector<Op> calls;       // first and second calls, in any order
-  std::optional<Op> untag;     // absent when the round ended without one
-  std::int64_t lifetime_ns = 0;// the tag's minutes in the target's time; 0: unlimited
+  Op tag;                        // outcome ok; tag.alias is the alias the target chose
+  std::vector<Op> calls;         // first and second calls, in any order
+  std::optional<Op> untag;       // absent when the round ended without one
+  std::int64_t lifetime_ns = 0;  // the tag's minutes in the target's time; 0: unlimited
 };
 
 enum class ViolationKind {

@@ -76,8 +76,8 @@ net::awaitable<Answer> receive(Worker& w, Conn& c, bool keep_body) {
       c.in_end -= c.in_begin;
       c.in_begin = 0;
     }
-    auto [ec, n] = co_await c.socket.async_read_some(net::buffer(c.in.data() + c.in_end, c.in.size() - c.in_end),
-                                                     use_tuple);
+    auto [ec, n] =
+        co_await c.socket.async_read_some(net::buffer(c.in.data() + c.in_end, c.in.size() - c.in_end), use_tuple);
     if (ec == net::error::eof) {
       c.reader.eof();
       if (c.reader.state() == ResponseReader::State::done) break;
@@ -99,8 +99,7 @@ net::awaitable<Answer> receive(Worker& w, Conn& c, bool keep_body) {
 // Connects if needed, sends `bytes` whole and reads the answer. The write is
 // tried at once on the non-blocking socket (a small request fits the send
 // buffer), so the common case costs no async operation besides the read.
-net::awaitable<Answer> exchange(Worker& w, Conn& c, std::string_view bytes, bool keep_body,
-                                Clock::time_point& sent) {
+net::awaitable<Answer> exchange(Worker& w, Conn& c, std::string_view bytes, bool keep_body, Clock::time_point& sent) {
   if (!c.socket.is_open() && !co_await ensure_open(w, c)) co_return no_answer(c, {}, Failure::connect);
   sent = Clock::now();
   c.busy_since = sent;
@@ -141,7 +140,8 @@ net::awaitable<void> back_off(const Run& run, Conn& c, const Answer& a) {
 net::awaitable<void> watchdog(Worker& w) {
   const auto timeout = w.run.config.timeout;
   net::steady_timer timer(w.ctx);
-  const auto tick = std::clamp<Clock::duration>(timeout / 4, std::chrono::milliseconds(1), std::chrono::milliseconds(100));
+  const auto tick =
+      std::clamp<Clock::duration>(timeout / 4, std::chrono::milliseconds(1), std::chrono::milliseconds(100));
   bool stopping = false;
   while (w.active > 0) {
     timer.expires_after(tick);

@@ -56,8 +56,8 @@ struct Schedule {
 
 // A coroutine per connection (or race slot), spread over the threads; each
 // thread builds its own requests once.
-void spawn_connections(Run& run, Workers& workers, int connections, const Schedule& schedule,
-                       std::vector<Mix>& mixes, std::vector<Prepared>& singles) {
+void spawn_connections(Run& run, Workers& workers, int connections, const Schedule& schedule, std::vector<Mix>& mixes,
+                       std::vector<Prepared>& singles) {
   const int threads = static_cast<int>(workers.size());
   for (int i = 0; i < connections; ++i) {
     Worker& w = *workers[static_cast<std::size_t>(i % threads)];
@@ -78,7 +78,8 @@ void spawn_connections(Run& run, Workers& workers, int connections, const Schedu
       single = &s;
     }
     // Spread the connections' first due times over one interval.
-    const auto first_due = run.start + (schedule.open_loop ? schedule.interval * i / connections : Clock::duration::zero());
+    const auto first_due =
+        run.start + (schedule.open_loop ? schedule.interval * i / connections : Clock::duration::zero());
     net::co_spawn(w.ctx, connection_loop(w, w.new_conn(), mix, single, schedule.interval, first_due), net::detached);
   }
 }
@@ -125,10 +126,12 @@ void run_threads(Run& run, Workers& workers, Progress& progress) {
 void judge_validity(LoadResult& result, const LoadConfig& config, const Schedule& schedule, std::uint64_t completed,
                     std::uint64_t achieved) {
   if (result.generator_cpu >= 0.95)
-    result.invalid.push_back("a generator thread was busy " + std::to_string(static_cast<int>(result.generator_cpu * 100)) +
+    result.invalid.push_back("a generator thread was busy " +
+                             std::to_string(static_cast<int>(result.generator_cpu * 100)) +
                              "% of the time: the figures may measure the generator; add --threads or lower the load");
   if (schedule.open_loop && completed > 0) {
-    const double late_share = static_cast<double>(result.stats.late) / static_cast<double>(std::max<std::uint64_t>(1, achieved));
+    const double late_share =
+        static_cast<double>(result.stats.late) / static_cast<double>(std::max<std::uint64_t>(1, achieved));
     if (result.achieved_rate < 0.95 * config.rate && late_share > 0.05)
       result.invalid.push_back("behind schedule: " + std::to_string(static_cast<int>(late_share * 100)) +
                                "% of requests were sent more than one interval late while the rate reached " +

@@ -34,19 +34,19 @@ struct MixEntry {
 struct LoadConfig {
   core::Target target;
   Scenario scenario = Scenario::race;
-  int connections = 0;        // closed loop: connections; race: rounds in flight; 0: the scenario's default
-  double rate = 0;            // open loop: requests per second over all connections; 0: closed loop
-  int threads = 1;            // generator threads, each with its own io_context
-  std::chrono::milliseconds duration{10'000};  // measured time
-  std::chrono::milliseconds warmup{0};         // run before measuring, not counted
-  int callers = 8;            // race: callers per round
-  int tag_minutes = 60;       // race: lifetime asked for each tag (deleted long before)
-  std::string path = "/api/v1/local-agents";   // get: the path (under the base URL)
-  std::vector<MixEntry> mix;  // mixed: weights; empty: every endpoint
-  std::uint64_t seed = 1;     // mixed: the operation sequence; race: caller numbers
-  std::chrono::milliseconds timeout{5000};     // one request's deadline
-  std::string history_file;   // every operation as JSON lines (race and mixed)
-  std::size_t max_violations_kept = 100;       // violations listed in full; all are counted
+  int connections = 0;  // closed loop: connections; race: rounds in flight; 0: the scenario's default
+  double rate = 0;      // open loop: requests per second over all connections; 0: closed loop
+  int threads = 1;      // generator threads, each with its own io_context
+  std::chrono::milliseconds duration{10'000};   // measured time
+  std::chrono::milliseconds warmup{0};          // run before measuring, not counted
+  int callers = 8;                              // race: callers per round
+  int tag_minutes = 60;                         // race: lifetime asked for each tag (deleted long before)
+  std::string path = core::api::agents_path();  // get: the path (under the base URL)
+  std::vector<MixEntry> mix;                    // mixed: weights; empty: every endpoint
+  std::uint64_t seed = 1;                       // mixed: the operation sequence; race: caller numbers
+  std::chrono::milliseconds timeout{5000};      // one request's deadline
+  std::string history_file;                     // every operation as JSON lines (race and mixed)
+  std::size_t max_violations_kept = 100;        // violations listed in full; all are counted
 };
 
 // What the engine learned before it started.

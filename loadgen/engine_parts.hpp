@@ -47,11 +47,11 @@ constexpr Clock::duration kStopGrace = std::chrono::milliseconds(500);
 
 // What came back for one request.
 struct Answer {
-  unsigned status = 0;             // 0: no answer, see failure
-  bool interrupted = false;        // no answer because the run ended first (see Cut)
+  unsigned status = 0;       // 0: no answer, see failure
+  bool interrupted = false;  // no answer because the run ended first (see Cut)
   Failure failure = Failure::reset;
-  std::string error;               // why there was no answer, for the history
-  std::string body;                // only when asked for
+  std::string error;  // why there was no answer, for the history
+  std::string body;   // only when asked for
   std::optional<double> retry_after;
   Clock::time_point done;
 };
@@ -59,7 +59,7 @@ struct Answer {
 struct Conn {
   explicit Conn(net::io_context& ctx) : socket(ctx), timer(ctx) {}
   tcp::socket socket;
-  net::steady_timer timer;       // open-loop pacing and back-off
+  net::steady_timer timer;  // open-loop pacing and back-off
   std::string in = std::string(64 * 1024, '\0');
   std::size_t in_begin = 0, in_end = 0;
   ResponseReader reader;
@@ -135,7 +135,6 @@ struct Worker {
   }
 };
 
-
 // ---- connections.cpp: connections and I/O
 
 void close(Conn& c);
@@ -179,7 +178,7 @@ struct Prepared {
 };
 
 struct Mix {
-  std::vector<std::vector<Prepared>> variants;  // per mix entry, e.g. one get-agent per agent
+  std::vector<std::vector<Prepared>> variants;           // per mix entry, e.g. one get-agent per agent
   mutable std::discrete_distribution<std::size_t> pick;  // holds no state between calls
 };
 

@@ -11,9 +11,9 @@
 namespace crh::loadgen {
 namespace {
 
-constexpr std::array<std::string_view, kOpKinds> kOpNames = {
-    "get", "list-agents", "get-agent", "snooze", "wake", "db-get",
-    "db-set", "list-aliases", "tag", "untag", "call", "recall"};
+constexpr std::array<std::string_view, kOpKinds> kOpNames = {"get",  "list-agents", "get-agent", "snooze",
+                                                             "wake", "db-get",      "db-set",    "list-aliases",
+                                                             "tag",  "untag",       "call",      "recall"};
 
 void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');

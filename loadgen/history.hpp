@@ -16,7 +16,19 @@ namespace crh::loadgen {
 // Every operation the generator sends. `call` is a caller's first call in a
 // race round, `recall` its second.
 enum class OpKind : std::uint8_t {
-  get, list_agents, get_agent, snooze, wake, db_get, db_set, list_aliases, tag, untag, call, recall, count_
+  get,
+  list_agents,
+  get_agent,
+  snooze,
+  wake,
+  db_get,
+  db_set,
+  list_aliases,
+  tag,
+  untag,
+  call,
+  recall,
+  count_
 };
 inline constexpr std::size_t kOpKinds = static_cast<std::size_t>(OpKind::count_);
 
@@ -30,15 +42,15 @@ inline constexpr std::size_t kOutcomes = static_cast<std::size_t>(Outcome::count
 std::string_view to_string(Outcome o);
 
 struct Op {
-  std::uint64_t round = 0;     // race round id; 0 outside the race
+  std::uint64_t round = 0;  // race round id; 0 outside the race
   OpKind kind = OpKind::get;
-  std::string alias;           // tag: the alias it returned; untag and calls: the alias addressed
-  std::string caller;          // calls: the calling number
-  std::int64_t invoke_ns = 0;  // since the run started (steady clock): when the last byte went out
-  std::int64_t complete_ns = 0;// when the answer was complete (or the attempt given up)
+  std::string alias;             // tag: the alias it returned; untag and calls: the alias addressed
+  std::string caller;            // calls: the calling number
+  std::int64_t invoke_ns = 0;    // since the run started (steady clock): when the last byte went out
+  std::int64_t complete_ns = 0;  // when the answer was complete (or the attempt given up)
   Outcome outcome = Outcome::indeterminate;
-  unsigned status = 0;         // HTTP status; 0 when there was no answer
-  std::string error;           // why there was no answer ("timeout", "reset", ...)
+  unsigned status = 0;  // HTTP status; 0 when there was no answer
+  std::string error;    // why there was no answer ("timeout", "reset", ...)
 };
 
 // One JSON object, no newline.

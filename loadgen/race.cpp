@@ -130,7 +130,8 @@ net::awaitable<std::optional<std::string>> tag_alias(Worker& w, Slot& s, Clock::
     co_await sleep_for(run, *s.control, std::chrono::milliseconds(2));
     co_return std::nullopt;
   }
-  auto alias = outcome_of(tag) == Outcome::ok ? tagged_alias_id(run.config.target.dialect.fields, tag.body) : std::nullopt;
+  auto alias =
+      outcome_of(tag) == Outcome::ok ? tagged_alias_id(run.config.target.dialect.fields, tag.body) : std::nullopt;
   if (!alias) {
     w.log(make_op(run, 0, OpKind::tag, "", "", tag_sent, tag));
     co_await back_off(run, *s.control, tag);

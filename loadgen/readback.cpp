@@ -60,7 +60,8 @@ OpStats op_stats_from_json(const json::object& o, const std::string& where) {
   OpStats s;
   for (const auto& [name, v] : object_at(o, p::by_outcome, where)) {
     const auto outcome = enum_named<Outcome, kOutcomes>(name, where + ".by_outcome");
-    s.latency[static_cast<std::size_t>(outcome)] = histogram_at(core::as_object(v, where + ".by_outcome"), where + ".by_outcome." + std::string(name));
+    s.latency[static_cast<std::size_t>(outcome)] =
+        histogram_at(core::as_object(v, where + ".by_outcome"), where + ".by_outcome." + std::string(name));
   }
   s.uncorrected = histogram_at(object_at(o, p::latency_uncorrected, where), where + ".latency_uncorrected");
   for (const auto& [code, v] : object_at(o, p::statuses, where)) {
@@ -121,10 +122,11 @@ void read_config(const json::object& doc, LoadConfig& c) {
   c.seed = count_at(config, o::seed, k::envelope::config);
   c.timeout = std::chrono::milliseconds(integer_at(config, o::timeout_ms, k::envelope::config));
   const std::string encoding = string_at(config, o::encoding, k::envelope::config);
-  c.target.dialect.encoding = encoding == "json" ? core::ParamEncoding::json
-                      : encoding == "query" ? core::ParamEncoding::query
-                                            : core::ParamEncoding::form;
-  if (core::to_string(c.target.dialect.encoding) != encoding) throw std::runtime_error("config.encoding: unknown \"" + encoding + "\"");
+  c.target.dialect.encoding = encoding == "json"    ? core::ParamEncoding::json
+                              : encoding == "query" ? core::ParamEncoding::query
+                                                    : core::ParamEncoding::form;
+  if (core::to_string(c.target.dialect.encoding) != encoding)
+    throw std::runtime_error("config.encoding: unknown \"" + encoding + "\"");
 }
 
 void read_verdict_and_totals(const json::object& doc, LoadRun& run) {
@@ -181,7 +183,9 @@ Violation violation_from_json(const json::object& o) {
   namespace x = k::violation;
   const std::string where = "race.violations[]";
   Violation violation{enum_named<ViolationKind, 5>(string_at(o, x::kind, where), where + ".kind"),
-                      count_at(o, x::round, where), string_at(o, x::alias, where), string_at(o, x::explanation, where),
+                      count_at(o, x::round, where),
+                      string_at(o, x::alias, where),
+                      string_at(o, x::explanation, where),
                       {}};
   for (const auto& p : array_at(o, x::proof, where))
     violation.proof.push_back(op_from_json(core::as_object(p, where + ".proof[]"), where + ".proof[]"));
@@ -255,7 +259,8 @@ LoadRun merge_load_runs(LoadRun a, const LoadRun& b) {
   c.rate += b.config.rate;
   c.duration = std::max(c.duration, b.config.duration);
   c.warmup = std::max(c.warmup, b.config.warmup);
-  if (c.history_file != b.config.history_file) c.history_file += (c.history_file.empty() ? "" : ", ") + b.config.history_file;
+  if (c.history_file != b.config.history_file)
+    c.history_file += (c.history_file.empty() ? "" : ", ") + b.config.history_file;
 
   auto& r = a.result;
   r.stats.merge(b.result.stats);
@@ -273,7 +278,8 @@ LoadRun merge_load_runs(LoadRun a, const LoadRun& b) {
   r.interrupted = r.interrupted || b.result.interrupted;
 
   for (const auto& t : b.thresholds)
-    if (std::none_of(a.thresholds.begin(), a.thresholds.end(), [&](const Threshold& mine) { return mine.text == t.text; }))
+    if (std::none_of(a.thresholds.begin(), a.thresholds.end(),
+                     [&](const Threshold& mine) { return mine.text == t.text; }))
       a.thresholds.push_back(t);
   a.info.started = std::min(a.info.started, b.info.started);
   a.info.embedded = a.info.embedded && b.info.embedded;

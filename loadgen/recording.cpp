@@ -14,8 +14,7 @@ namespace {
 
 // The answers an operation may get that are a "no" by design, not an error.
 bool expected_refusal(OpKind op, unsigned status) {
-  return (status == 409 && op == OpKind::tag) ||
-         (status == 403 && (op == OpKind::call || op == OpKind::recall));
+  return (status == 409 && op == OpKind::tag) || (status == 403 && (op == OpKind::call || op == OpKind::recall));
 }
 
 }  // namespace
@@ -44,8 +43,8 @@ void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock:
   s.errors += error;
   s.refusals += expected_refusal(op, a.status);
   s.throttled += a.status == 429;
-  w.stats.record_second(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(counted_at - w.run.measure_from).count(), latency, error);
+  w.stats.record_second(std::chrono::duration_cast<std::chrono::nanoseconds>(counted_at - w.run.measure_from).count(),
+                        latency, error);
 }
 
 Op make_op(const Run& run, std::uint64_t round, OpKind kind, std::string alias, std::string caller,
@@ -62,6 +61,5 @@ Op make_op(const Run& run, std::uint64_t round, OpKind kind, std::string alias, 
   op.error = a.error;
   return op;
 }
-
 
 }  // namespace crh::loadgen::engine

@@ -47,14 +47,9 @@ double latency_stat(const core::Histogram& h, const std::string& stat) {
 
 json::object latency_json(const core::Histogram& h) {
   namespace l = k::latency;
-  return json::object{{l::count, h.count()},
-                      {l::p50_ns, h.quantile(0.5)},
-                      {l::p90_ns, h.quantile(0.9)},
-                      {l::p99_ns, h.quantile(0.99)},
-                      {l::p999_ns, h.quantile(0.999)},
-                      {l::max_ns, h.max()},
-                      {l::mean_ns, h.mean()},
-                      {l::histogram, h.to_json()}};
+  return json::object{{l::count, h.count()},         {l::p50_ns, h.quantile(0.5)},    {l::p90_ns, h.quantile(0.9)},
+                      {l::p99_ns, h.quantile(0.99)}, {l::p999_ns, h.quantile(0.999)}, {l::max_ns, h.max()},
+                      {l::mean_ns, h.mean()},        {l::histogram, h.to_json()}};
 }
 
 json::object op_json(const OpStats& s, double wall_s) {
@@ -101,7 +96,8 @@ std::vector<Threshold> parse_thresholds(const std::vector<std::string>& texts) {
     }
     out.push_back(std::move(t));
   }
-  if (std::none_of(out.begin(), out.end(), [](const Threshold& t) { return t.subject.empty() && t.statistic == "errors"; })) {
+  if (std::none_of(out.begin(), out.end(),
+                   [](const Threshold& t) { return t.subject.empty() && t.statistic == "errors"; })) {
     out.push_back(parse_threshold(kDefaultErrorLimit));
     out.back().implicit = true;
   }
@@ -122,7 +118,8 @@ std::optional<std::string> proved_nothing(const LoadResult& r) {
   const auto requests = total_requests(r);
   if (requests == 0) return "no request was measured";
   std::string got;
-  for (const auto& [code, n] : statuses) got += (got.empty() ? "" : ", ") + std::to_string(n) + "x HTTP " + std::to_string(code);
+  for (const auto& [code, n] : statuses)
+    got += (got.empty() ? "" : ", ") + std::to_string(n) + "x HTTP " + std::to_string(code);
   if (unanswered) got += (got.empty() ? "" : ", ") + std::to_string(unanswered) + " without an answer";
   return "no request succeeded: " + std::to_string(requests) + " requests got " + got;
 }
@@ -140,7 +137,8 @@ double measured(const Threshold& t, const LoadResult& r) {
     if (t.statistic == "errors") n = static_cast<double>(op ? op->errors : total_errors(r));
     else if (op) n = static_cast<double>(op->latency[static_cast<std::size_t>(Outcome::indeterminate)].count());
     else
-      for (const auto& s : r.stats.ops) n += static_cast<double>(s.latency[static_cast<std::size_t>(Outcome::indeterminate)].count());
+      for (const auto& s : r.stats.ops)
+        n += static_cast<double>(s.latency[static_cast<std::size_t>(Outcome::indeterminate)].count());
     if (t.quantity == Quantity::count) return n;
     return requests > 0 ? n / requests : kNaN;
   }
@@ -257,14 +255,11 @@ json::object race_json(const LoadConfig& c, const LoadResult& r) {
                                       {x::proof, std::move(proof)}});
   }
   namespace rc = k::race;
-  return json::object{{rc::rounds, r.stats.race.rounds},
-                      {rc::rounds_without_winner, r.stats.race.rounds_without_winner},
-                      {rc::winners, std::move(winners)},
-                      {rc::callers, c.callers},
-                      {rc::skew, latency_json(r.stats.race.skew)},
-                      {rc::tag_busy, r.stats.race.tag_busy},
-                      {rc::violation_count, r.violation_count},
-                      {rc::violations, std::move(violations)}};
+  return json::object{
+      {rc::rounds, r.stats.race.rounds},           {rc::rounds_without_winner, r.stats.race.rounds_without_winner},
+      {rc::winners, std::move(winners)},           {rc::callers, c.callers},
+      {rc::skew, latency_json(r.stats.race.skew)}, {rc::tag_busy, r.stats.race.tag_busy},
+      {rc::violation_count, r.violation_count},    {rc::violations, std::move(violations)}};
 }
 
 std::string_view unit_of(Quantity q) {

@@ -79,8 +79,8 @@ void discover_agents(core::HttpClient& client, const LoadConfig& c, Discovery& d
 void discover_aliases(core::HttpClient& client, const LoadConfig& c, Discovery& d) {
   const auto& names = c.target.dialect.fields;
   const std::string base = c.target.base.to_string();
-  auto aliases = expect_ok(client, op(c, Operation::list_aliases),
-                           "listing the channel's aliases (is --channel right?)", base);
+  auto aliases =
+      expect_ok(client, op(c, Operation::list_aliases), "listing the channel's aliases (is --channel right?)", base);
   const json::value body = parse_or_throw(aliases, "listing the aliases");
   if (const auto* list = items_of(body, names.aliases_list))
     for (const auto& item : *list)
@@ -133,10 +133,12 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
 
   auto db = client.send(op(c, Operation::db_get, {.id = std::string(kLoadDatabaseKey)}));
   if (db.response && db.response->status == 200)
-    if (auto v = parse(db.response->body)) found.database_value = core::api::database_value(c.target.dialect.fields, *v);
+    if (auto v = parse(db.response->body))
+      found.database_value = core::api::database_value(c.target.dialect.fields, *v);
 
   if (c.scenario == Scenario::mixed)  // so that the mix's reads find the key (restored afterwards)
-    expect_ok(client, op(c, Operation::db_set, {.id = std::string(kLoadDatabaseKey), .value = std::string(kLoadDatabaseValue)}),
+    expect_ok(client,
+              op(c, Operation::db_set, {.id = std::string(kLoadDatabaseKey), .value = std::string(kLoadDatabaseValue)}),
               "writing the database key the mix reads", base);
   if (c.scenario == Scenario::race) probe_call_hook(client, c);
   return d;
@@ -179,8 +181,9 @@ std::vector<std::string> restore(const LoadConfig& c, const FoundState& found) {
   // the list again, so that a tag still there is named, never assumed gone.
   std::vector<std::string> left;
   if (auto why = load_tags(client, c, left)) {
-    problems.push_back("could not list the aliases of channel " + c.target.channel + " to delete the tags the load left (" +
-                       *why + "): any \"" + std::string(kLoadTagName) + "\" tag there is not restored");
+    problems.push_back("could not list the aliases of channel " + c.target.channel +
+                       " to delete the tags the load left (" + *why + "): any \"" + std::string(kLoadTagName) +
+                       "\" tag there is not restored");
     return problems;
   }
   for (const auto& id : left) send(op(c, Operation::untag, {.id = id}), "deleting the tag left on alias " + id);

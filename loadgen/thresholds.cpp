@@ -22,11 +22,20 @@ struct Statistic {
 };
 
 constexpr std::array<Statistic, 14> statistics{{
-    {"p50", Kind::latency},         {"p90", Kind::latency},        {"p95", Kind::latency},
-    {"p99", Kind::latency},         {"p99.9", Kind::latency},      {"max", Kind::latency},
-    {"mean", Kind::latency},        {"min", Kind::latency},        {"errors", Kind::rate},
-    {"indeterminate", Kind::rate},  {"violations", Kind::run_count}, {"requests", Kind::run_count},
-    {"rounds", Kind::run_count},    {"rps", Kind::throughput},
+    {"p50", Kind::latency},
+    {"p90", Kind::latency},
+    {"p95", Kind::latency},
+    {"p99", Kind::latency},
+    {"p99.9", Kind::latency},
+    {"max", Kind::latency},
+    {"mean", Kind::latency},
+    {"min", Kind::latency},
+    {"errors", Kind::rate},
+    {"indeterminate", Kind::rate},
+    {"violations", Kind::run_count},
+    {"requests", Kind::run_count},
+    {"rounds", Kind::run_count},
+    {"rps", Kind::throughput},
 }};
 
 constexpr std::string_view known_statistics =
@@ -164,8 +173,7 @@ struct Operator {
 Operator parse_operator(std::string_view text) {
   size_t begin = 0;
   while (begin < text.size() && !is_operator_char(text[begin])) ++begin;
-  if (begin == text.size())
-    fail(text, "no comparison operator (expected " + std::string(known_operators) + ")");
+  if (begin == text.size()) fail(text, "no comparison operator (expected " + std::string(known_operators) + ")");
   size_t end = begin;
   while (end < text.size() && is_operator_char(text[end])) ++end;
   const std::string_view op = text.substr(begin, end - begin);
@@ -191,9 +199,7 @@ Kind parse_left(std::string_view text, std::string_view left, std::string_view o
       stat = find_statistic(stat_name);
     }
   }
-  if (!stat)
-    fail(text, "unknown statistic " + quoted(stat_name) + " (expected " + std::string(known_statistics) +
-                   ")");
+  if (!stat) fail(text, "unknown statistic " + quoted(stat_name) + " (expected " + std::string(known_statistics) + ")");
   if (!subject.empty() || left.size() != stat_name.size()) {
     if (subject.empty())
       fail(text, "empty operation name before \".\" (expected e.g. call." + std::string(stat_name) + ")");
@@ -205,8 +211,8 @@ Kind parse_left(std::string_view text, std::string_view left, std::string_view o
   t.statistic = std::string(stat->name);
 
   if (stat->kind == Kind::latency && subject.empty())
-    fail(text, t.statistic + " needs an operation, e.g. \"call." + t.statistic +
-                   "\" (latency is measured per operation)");
+    fail(text,
+         t.statistic + " needs an operation, e.g. \"call." + t.statistic + "\" (latency is measured per operation)");
   if (stat->kind == Kind::run_count && !subject.empty())
     fail(text, t.statistic + " counts the whole run and takes no operation, got " + quoted(subject));
   return stat->kind;
@@ -219,13 +225,11 @@ struct Limit {
 };
 
 Limit parse_right(std::string_view text, std::string_view right, std::string_view op) {
-  if (!right.empty() && right.front() == '-')
-    fail(text, "limit must not be negative, got " + quoted(right));
+  if (!right.empty() && right.front() == '-') fail(text, "limit must not be negative, got " + quoted(right));
   size_t n = 0;
   while (n < right.size() && is_digit(right[n])) ++n;
   if (n == 0)
-    fail(text, "expected a number after " + quoted(op) + ", got " +
-                   (right.empty() ? "nothing" : quoted(right)));
+    fail(text, "expected a number after " + quoted(op) + ", got " + (right.empty() ? "nothing" : quoted(right)));
   if (n < right.size() && right[n] == '.') {
     ++n;
     while (n < right.size() && is_digit(right[n])) ++n;
@@ -251,8 +255,7 @@ void set_limit(std::string_view text, Kind kind, Limit limit, Threshold& t) {
         fail(text, t.statistic + " is a latency and takes a time unit (" + std::string(time_units) +
                        "), not a percent \"%\"");
       int exponent = time_unit_exponent(unit);
-      if (exponent < 0)
-        fail(text, "unknown unit " + quoted(unit) + " (expected " + std::string(time_units) + ")");
+      if (exponent < 0) fail(text, "unknown unit " + quoted(unit) + " (expected " + std::string(time_units) + ")");
       t.quantity = Quantity::latency_ns;
       t.limit = scaled_decimal(text, digits, exponent);
       break;
@@ -271,8 +274,7 @@ void set_limit(std::string_view text, Kind kind, Limit limit, Threshold& t) {
       }
       break;
     case Kind::run_count:
-      if (!unit.empty())
-        fail(text, t.statistic + " is a count and takes no unit, got " + quoted(unit));
+      if (!unit.empty()) fail(text, t.statistic + " is a count and takes no unit, got " + quoted(unit));
       t.quantity = Quantity::count;
       t.limit = scaled_decimal(text, digits, 0);
       break;
@@ -336,9 +338,9 @@ std::string format_quantity(Quantity q, double value) {
 }
 
 std::string describe(const Threshold& t, double actual, bool held) {
-  return t.text + ": " + format_quantity(t.quantity, actual) + " (limit " +
-         format_quantity(t.quantity, t.limit) + (t.implicit ? ", the default; --threshold 'errors<N%' sets another" : "") +
-         ") " + (held ? "held" : "BREACHED");
+  return t.text + ": " + format_quantity(t.quantity, actual) + " (limit " + format_quantity(t.quantity, t.limit) +
+         (t.implicit ? ", the default; --threshold 'errors<N%' sets another" : "") + ") " +
+         (held ? "held" : "BREACHED");
 }
 
 }  // namespace crh::loadgen

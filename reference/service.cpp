@@ -21,9 +21,16 @@ constexpr auto kSlowTagDelay = 20ms;
 constexpr auto kRacyBindYield = 5ms;
 
 enum class Endpoint {
-  agents_list, agent_get, agent_snooze, agent_wake,
-  db_get, db_set,
-  aliases_list, tag, untag, call,
+  agents_list,
+  agent_get,
+  agent_snooze,
+  agent_wake,
+  db_get,
+  db_set,
+  aliases_list,
+  tag,
+  untag,
+  call,
 };
 
 struct Pattern {
@@ -59,10 +66,16 @@ std::size_t utf8_char_length(std::string_view s, std::size_t i) {
   std::size_t n;
   std::uint32_t cp;
   if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) { n = 1; cp = c & 0x1F; }
-  else if ((c & 0xF0) == 0xE0) { n = 2; cp = c & 0x0F; }
-  else if ((c & 0xF8) == 0xF0) { n = 3; cp = c & 0x07; }
-  else return 0;
+  if ((c & 0xE0) == 0xC0) {
+    n = 1;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 2;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 3;
+    cp = c & 0x07;
+  } else return 0;
   if (i + n >= s.size()) return 0;
   for (std::size_t k = 1; k <= n; ++k) {
     auto cc = static_cast<unsigned char>(s[i + k]);
@@ -70,8 +83,8 @@ std::size_t utf8_char_length(std::string_view s, std::size_t i) {
     cp = (cp << 6) | (cc & 0x3F);
   }
   // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8.
-  if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-      (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+  if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || (cp >= 0xD800 && cp <= 0xDFFF) ||
+      cp > 0x10FFFF)
     return 0;
   return n + 1;
 }
@@ -157,8 +170,7 @@ using Params = std::map<std::string, std::string, std::less<>>;
 // Adds `name=value` to `params`; the same name twice with different values is an error.
 std::optional<std::string> add_param(Params& params, std::string name, std::string value) {
   auto [it, inserted] = params.emplace(std::move(name), value);
-  if (!inserted && it->second != value)
-    return "parameter \"" + it->first + "\" is given twice with different values";
+  if (!inserted && it->second != value) return "parameter \"" + it->first + "\" is given twice with different values";
   return std::nullopt;
 }
 
@@ -172,8 +184,7 @@ std::optional<std::string> parse_form(std::string_view text, Params& params) {
     auto name = percent_decode(pair.substr(0, eq), true);
     auto value = percent_decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
     if (!name || !value)
-      return "malformed form encoding in \"" + std::string(pair.substr(0, 64)) +
-             "\": bad percent-escape or not UTF-8";
+      return "malformed form encoding in \"" + std::string(pair.substr(0, 64)) + "\": bad percent-escape or not UTF-8";
     if (auto err = add_param(params, std::move(*name), std::move(*value))) return err;
   }
   return std::nullopt;
@@ -197,8 +208,7 @@ std::optional<std::string> parse_json_params(std::string_view body, Params& para
 
 // Parameters from the query string and the body (form-encoded or JSON).
 // Returns an error status and message when they cannot be read.
-std::optional<std::pair<unsigned, std::string>> read_params(const Request& req,
-                                                            std::string_view query,
+std::optional<std::pair<unsigned, std::string>> read_params(const Request& req, std::string_view query,
                                                             Params& params) {
   if (auto err = parse_form(query, params)) return std::pair{400u, *err};
   if (req.body.empty()) return std::nullopt;
@@ -215,8 +225,7 @@ std::optional<std::pair<unsigned, std::string>> read_params(const Request& req,
 }
 
 json::value agent_json(const Agent& a) {
-  return json::object{{"id", a.id}, {"name", a.name},
-                      {"state", a.snoozed ? "snoozed" : "available"}};
+  return json::object{{"id", a.id}, {"name", a.name}, {"state", a.snoozed ? "snoozed" : "available"}};
 }
 
 json::value alias_json(const AliasView& a, const Clock& clock) {
@@ -268,7 +277,8 @@ Response Service::error(unsigned status, std::string_view raw_msg) const {
   const auto& f = config_.faults;
   if (f.has(Fault::error_status_200) && status == 404) status = 200;
   if (f.has(Fault::text_errors)) return Response{status, "text/plain; charset=utf-8", std::string(msg) + "\n", {}};
-  if (f.has(Fault::error_no_msg)) return Response{status, "application/json", json::serialize(json::object{{"error", msg}}), {}};
+  if (f.has(Fault::error_no_msg))
+    return Response{status, "application/json", json::serialize(json::object{{"error", msg}}), {}};
   return Response{status, "application/json", json::serialize(json::object{{"msg", msg}}), {}};
 }
 
@@ -285,9 +295,7 @@ Reply Service::handle(const Request& req) {
   for (std::string_view rest = path.substr(1);;) {
     auto slash = rest.find('/');
     auto seg = percent_decode(rest.substr(0, slash), false);
-    if (!seg)
-      return {error(400, "malformed path " + quoted(path) +
-                             ": bad percent-escape or not UTF-8")};
+    if (!seg) return {error(400, "malformed path " + quoted(path) + ": bad percent-escape or not UTF-8")};
     segments.push_back(std::move(*seg));
     if (slash == std::string_view::npos) break;
     rest = rest.substr(slash + 1);
@@ -301,13 +309,15 @@ Reply Service::handle(const Request& req) {
     for (std::size_t i = 0; i < p.size && fits; ++i)
       fits = p.parts[i] == "*" ? !segments[i].empty() : p.parts[i] == segments[i];
     if (!fits) continue;
-    if (p.method == req.method) { match = &p; break; }
+    if (p.method == req.method) {
+      match = &p;
+      break;
+    }
     if (!allow.empty()) allow += ", ";
     allow += p.method;
   }
 
-  const bool database = match && (match->endpoint == Endpoint::db_get ||
-                                  match->endpoint == Endpoint::db_set);
+  const bool database = match && (match->endpoint == Endpoint::db_get || match->endpoint == Endpoint::db_set);
   const auto& f = config_.faults;
   bool authorized;
   if (req.apikey_repeated) authorized = false;
@@ -321,24 +331,23 @@ Reply Service::handle(const Request& req) {
       if (!read_params(req, query, params))
         if (auto v = params.find("value"); v != params.end()) state_.db_set(segments[1], v->second);
     }
-    const char* why = req.apikey_repeated ? "more than one Apikey header was sent"
-                      : !req.apikey       ? "missing Apikey header"
+    const char* why = req.apikey_repeated   ? "more than one Apikey header was sent"
+                      : !req.apikey         ? "missing Apikey header"
                       : req.apikey->empty() ? "empty Apikey header"
                                             : "wrong Apikey";
     return {error(401, std::string(why) + ": send the key from the service console in the Apikey header")};
   }
   if (!match) {
     if (!allow.empty()) {
-      Response r = error(405, "method " + std::string(req.method) + " is not allowed on " +
-                                  quoted(path) + "; allowed: " + allow);
+      Response r = error(
+          405, "method " + std::string(req.method) + " is not allowed on " + quoted(path) + "; allowed: " + allow);
       r.allow = allow;
       return {std::move(r)};
     }
     return {error(404, "no such route: " + std::string(req.method) + " " + quoted(path))};
   }
   Route route{match->endpoint, {}, {}, query};
-  if (match->endpoint != Endpoint::agents_list)
-    route.id = segments[segments[0] == "api" ? 3 : 1];
+  if (match->endpoint != Endpoint::agents_list) route.id = segments[segments[0] == "api" ? 3 : 1];
   if (match->endpoint == Endpoint::untag || match->endpoint == Endpoint::call) route.alias = segments[3];
   return dispatch(route, req);
 }
@@ -357,8 +366,7 @@ Response Service::unknown_agent(const Route& route) const {
 
 Reply Service::dispatch(const Route& route, const Request& req) {
   Params params;
-  if (route.endpoint == Endpoint::db_set || route.endpoint == Endpoint::tag ||
-      route.endpoint == Endpoint::call) {
+  if (route.endpoint == Endpoint::db_set || route.endpoint == Endpoint::tag || route.endpoint == Endpoint::call) {
     if (auto err = read_params(req, route.query, params)) return {error(err->first, err->second)};
   }
   auto param = [&](std::string_view name) -> const std::string* {
@@ -429,8 +437,7 @@ Reply Service::tag(const Route& route, const std::string* name, const std::strin
   if (const std::string* m = minutes_text) {
     auto [end, ec] = std::from_chars(m->data(), m->data() + m->size(), minutes);
     bool digits_only = !m->empty() && m->front() != '-' && m->front() != '+';
-    if (ec != std::errc{} || end != m->data() + m->size() || !digits_only ||
-        minutes < 1 || minutes > kMaxTagMinutes)
+    if (ec != std::errc{} || end != m->data() + m->size() || !digits_only || minutes < 1 || minutes > kMaxTagMinutes)
       return {error(400, "parameter \"minutes\" must be an integer from 1 to 1440, got " + quoted(*m))};
   } else if (!f.has(Fault::tag_minutes_optional)) {
     return {error(400, "missing parameter \"minutes\" (required by the tag operation)")};
@@ -438,8 +445,8 @@ Reply Service::tag(const Route& route, const std::string* name, const std::strin
   auto r = state_.tag(route.id, *name, minutes);
   if (r.status == TagStatus::unknown_channel) return {unknown_channel(route)};
   if (r.status == TagStatus::all_tagged)
-    return {error(409, "every alias of channel " + quoted(route.id) +
-                           " is tagged; delete a tag or wait for one to expire")};
+    return {error(409,
+                  "every alias of channel " + quoted(route.id) + " is tagged; delete a tag or wait for one to expire")};
   Reply reply{ok(alias_json(r.alias, state_.clock()))};
   if (f.has(Fault::slow_tag)) reply.wait = kSlowTagDelay;
   return reply;

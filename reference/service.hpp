@@ -17,17 +17,17 @@
 namespace crh::reference {
 
 struct ServiceConfig {
-  std::string api_key;                          // the one accepted Apikey value
-  FaultSet faults;                              // behaviours to break on purpose
-  std::chrono::milliseconds minute{60'000};     // length of one tag minute
+  std::string api_key;                       // the one accepted Apikey value
+  FaultSet faults;                           // behaviours to break on purpose
+  std::chrono::milliseconds minute{60'000};  // length of one tag minute
 };
 
 struct Request {
-  std::string_view method;        // as sent, e.g. "GET"
-  std::string_view target;        // origin-form: path and optional query
+  std::string_view method;                 // as sent, e.g. "GET"
+  std::string_view target;                 // origin-form: path and optional query
   std::optional<std::string_view> apikey;  // the Apikey header, if present once
-  bool apikey_repeated = false;   // more than one Apikey header was sent
-  std::string_view content_type;  // empty when absent
+  bool apikey_repeated = false;            // more than one Apikey header was sent
+  std::string_view content_type;           // empty when absent
   std::string_view body;
 };
 

@@ -114,8 +114,8 @@ Command add_contract_command(CLI::App& app) {
   sub->add_option("--check", o->checks,
                   "run only this check id, or ids starting with a prefix ending in * (repeatable)");
   sub->add_flag("--list-checks", o->list_checks, "print every check with its rules and exit");
-  o->output.add_to(sub, {.verbose = "list every check with its exchanges",
-                         .quiet = "print only failures and the verdict"});
+  o->output.add_to(sub,
+                   {.verbose = "list every check with its exchanges", .quiet = "print only failures and the verdict"});
   return {sub, [o] { return run_contract_command(*o); }};
 }
 

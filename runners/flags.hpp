@@ -98,7 +98,7 @@ struct LoadHelp {
 struct LoadFlags {
   int connections = 0;  // 0: the scenario's default
   int callers = 8;
-  std::string rate;     // empty: closed loop
+  std::string rate;  // empty: closed loop
   std::vector<std::string> thresholds;
 
   void add_to(CLI::App* sub, const LoadHelp& help = {});

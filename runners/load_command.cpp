@@ -34,7 +34,7 @@ struct LoadOptions {
   int threads = 1;
   double duration_s = 10;
   double warmup_s = 0;
-  std::string path = "/api/v1/local-agents";
+  std::string path = core::api::agents_path();
   std::string mix;
   std::uint64_t seed = 1;
   std::string history_file;
@@ -117,8 +117,8 @@ Command add_load_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "load",
       "Run a load scenario against a Call-Routing Service (with no --base-url: the embedded reference service)");
-  o->target.add_to(sub, {.profile = "profile JSON: parameter encoding and call hook",
-                         .timeout = "deadline of one request in ms"});
+  o->target.add_to(
+      sub, {.profile = "profile JSON: parameter encoding and call hook", .timeout = "deadline of one request in ms"});
   sub->add_option("--scenario", o->scenario,
                   "race: callers race for freshly tagged aliases; mixed: every endpoint, weighted; "
                   "get: one path, as wrk")

@@ -114,8 +114,6 @@ loadgen::Scenario parse_scenario(const std::string& name) {
   throw std::invalid_argument("--scenario: expected race, mixed or get, got \"" + name + "\"");
 }
 
-int embedded_aliases_for(int connections) {
-  return std::max(16, 2 * std::max(8, connections));
-}
+int embedded_aliases_for(int connections) { return std::max(16, 2 * std::max(8, connections)); }
 
 }  // namespace crh::runners

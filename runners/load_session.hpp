@@ -17,8 +17,8 @@ namespace crh::runners {
 
 struct LoadSession {
   std::optional<boost::json::object> document;  // the result, unless it could not run
-  int exit_code = 0;   // 0 held, 1 violation or breached threshold, 2 history unwritable, 3 cannot set up
-  std::string error;   // why there is no document (the key redacted)
+  int exit_code = 0;  // 0 held, 1 violation or breached threshold, 2 history unwritable, 3 cannot set up
+  std::string error;  // why there is no document (the key redacted)
 };
 
 LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vector<loadgen::Threshold>& thresholds,

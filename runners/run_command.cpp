@@ -92,8 +92,8 @@ std::optional<RunInputs> read_inputs(const RunCommandOptions& o) {
 void announce(const RunContext& ctx, bool comparing) {
   const auto& o = ctx.o;
   const std::string loads = o.load_duration_s > 0 ? std::to_string(o.scenarios.size()) + " load(s) of " +
-                                                         std::to_string(o.load_duration_s).substr(0, 4) + " s"
-                                                   : std::string("no load");
+                                                        std::to_string(o.load_duration_s).substr(0, 4) + " s"
+                                                  : std::string("no load");
   std::cout << "crh run: " << ctx.target.base.to_string() << (ctx.embedded ? " (embedded reference service)" : "")
             << ", channel " << ctx.target.channel << ": contract suites"
             << (o.contract.slow ? " (with the slow checks)" : "") << ", then " << loads
@@ -193,8 +193,8 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
   int exit_code = kExitOk;
   try {
     if (baseline)
-      comparison = reports::compare(parts, reports::parts_of(*baseline), o.baseline.max_regression, o.baseline.file,
-                                    *baseline);
+      comparison =
+          reports::compare(parts, reports::parts_of(*baseline), o.baseline.max_regression, o.baseline.file, *baseline);
   } catch (const std::exception& e) {
     std::cerr << "crh run: --baseline " << o.baseline.file << ": cannot be compared (" << e.what() << ")\n";
     exit_code = kExitUsage;
@@ -257,8 +257,8 @@ Command add_run_command(CLI::App& app) {
                                      "The nightly job: contract suites, a race and a mixed load, the report "
                                      "(with no --base-url: the embedded reference service)");
   o->target.add_to(sub);
-  o->contract.add_to(sub, {.suite = "only these contract suites (repeatable)",
-                           .strict = "SHOULD findings fail the run"});
+  o->contract.add_to(sub,
+                     {.suite = "only these contract suites (repeatable)", .strict = "SHOULD findings fail the run"});
   sub->add_option("--load-duration", o->load_duration_s, "seconds each load is measured (0: no load)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 86400.0));

@@ -119,7 +119,8 @@ BENCHMARK(BM_RequestBuild);
 // 120 bytes of JSON, the size of a typical call answer.
 const std::string& json_body() {
   static const std::string body = [] {
-    std::string b = R"({"alias_number":"7","caller":"+15550001234","agent":"agent-03","channel":"1","routed":true,"note":")";
+    std::string b =
+        R"({"alias_number":"7","caller":"+15550001234","agent":"agent-03","channel":"1","routed":true,"note":")";
     const std::string tail = R"("})";
     b.append(120 - b.size() - tail.size(), 'x');
     return b + tail;
@@ -129,10 +130,11 @@ const std::string& json_body() {
 
 // Status 200 and six headers as nginx sends them; one of them frames the body.
 std::string response_head(std::string_view framing) {
-  return std::string("HTTP/1.1 200 OK\r\n"
-                     "Server: nginx/1.22.1\r\n"
-                     "Date: Mon, 06 May 2024 12:00:00 GMT\r\n"
-                     "Content-Type: application/json\r\n") +
+  return std::string(
+             "HTTP/1.1 200 OK\r\n"
+             "Server: nginx/1.22.1\r\n"
+             "Date: Mon, 06 May 2024 12:00:00 GMT\r\n"
+             "Content-Type: application/json\r\n") +
          std::string(framing) +
          "\r\n"
          "Connection: keep-alive\r\n"
@@ -166,8 +168,8 @@ void parse(benchmark::State& state, const std::string& response) {
     reader.reset(keep_body);
     std::size_t used = reader.feed(response);
     benchmark::DoNotOptimize(used);
-    if (reader.state() != crh::core::http1::State::done || reader.status() != 200 ||
-        used != response.size()) [[unlikely]] {
+    if (reader.state() != crh::core::http1::State::done || reader.status() != 200 || used != response.size())
+        [[unlikely]] {
       state.SkipWithError("the reader did not read the whole response");
       break;
     }

@@ -33,8 +33,9 @@ void same_shape(CheckContext& ctx, const char* op) {
               what + ": expected the same fields as GET " + agent_path(id) + " " + keys_of(single) + ", got " +
                   keys_of(answer));
   auto got = agent_id(ctx, answer);
-  ctx.require(got == agent_id(ctx, single), "R1",
-              what + ": expected the agent's id " + agent_id(ctx, single).value_or("?") + ", got " + got.value_or("none"));
+  ctx.require(
+      got == agent_id(ctx, single), "R1",
+      what + ": expected the agent's id " + agent_id(ctx, single).value_or("?") + ", got " + got.value_or("none"));
 }
 
 // E1, E2: every listed agent reads back by its id as that agent.
@@ -64,8 +65,8 @@ void snooze_wake_visible(CheckContext& ctx) {
   ctx.prefer(after_snooze == snoozed, "E3",
              "GET after snooze: expected the state snooze answered (" + snoozed + "), got " + after_snooze);
   ctx.prefer(after_wake != after_snooze, "E3",
-             "expected snooze to change what GET " + agent_path(id) + " shows (field \"" +
-                 ctx.fields().agent_state + "\"), got " + after_snooze + " after both");
+             "expected snooze to change what GET " + agent_path(id) + " shows (field \"" + ctx.fields().agent_state +
+                 "\"), got " + after_snooze + " after both");
 }
 
 // E2, E3, E4, X1, X2: an agent id that does not exist is refused on GET, snooze and wake.
@@ -73,30 +74,42 @@ void unknown_agent(CheckContext& ctx) {
   const std::string id = "crh-no-such-agent-" + ctx.run().caller_base.substr(5);
   ctx.refused(ctx.send("GET", agent_path(id)), "E2", "GET " + agent_path(id), ctx.statuses().not_found);
   for (const char* op : {"snooze", "wake"})
-    ctx.refused(ctx.send("PUT", agent_op_path(id, op)), op[0] == 's' ? "E3" : "E4",
-                "PUT " + agent_op_path(id, op), ctx.statuses().not_found);
+    ctx.refused(ctx.send("PUT", agent_op_path(id, op)), op[0] == 's' ? "E3" : "E4", "PUT " + agent_op_path(id, op),
+                ctx.statuses().not_found);
 }
 
 }  // namespace
 
 void add_agent_checks(std::vector<Check>& out) {
   const std::string s = "agents";
-  out.push_back({.id = "agents.each-readable", .suite = s, .rules = {"E1", "E2"},
+  out.push_back({.id = "agents.each-readable",
+                 .suite = s,
+                 .rules = {"E1", "E2"},
                  .summary = "every listed agent can be read by its id and is that agent",
                  .body = each_agent_readable});
-  out.push_back({.id = "agents.snooze-same-shape", .suite = s, .rules = {"R1", "E3"},
+  out.push_back({.id = "agents.snooze-same-shape",
+                 .suite = s,
+                 .rules = {"R1", "E3"},
                  .summary = "snooze answers with the agent object: the same fields and id as the single GET",
                  .body = [](CheckContext& ctx) { same_shape(ctx, "snooze"); }});
-  out.push_back({.id = "agents.wake-same-shape", .suite = s, .rules = {"R1", "E4"},
+  out.push_back({.id = "agents.wake-same-shape",
+                 .suite = s,
+                 .rules = {"R1", "E4"},
                  .summary = "wake answers with the agent object: the same fields and id as the single GET",
                  .body = [](CheckContext& ctx) { same_shape(ctx, "wake"); }});
-  out.push_back({.id = "agents.snooze-wake-visible", .suite = s, .rules = {"E3", "E4", "R1"},
-                 .severity = Severity::should,
-                 .summary = "after snooze and after wake, a GET shows the state the operation answered, and the two differ",
-                 .body = snooze_wake_visible});
-  out.push_back({.id = "agents.unknown-id", .suite = s, .rules = {"E2", "X1", "X2"},
-                 .summary = "an agent id that does not exist is refused with a msg on GET, snooze and wake (404 expected)",
-                 .body = unknown_agent});
+  out.push_back(
+      {.id = "agents.snooze-wake-visible",
+       .suite = s,
+       .rules = {"E3", "E4", "R1"},
+       .severity = Severity::should,
+       .summary = "after snooze and after wake, a GET shows the state the operation answered, and the two differ",
+       .body = snooze_wake_visible});
+  out.push_back(
+      {.id = "agents.unknown-id",
+       .suite = s,
+       .rules = {"E2", "X1", "X2"},
+       .summary = "an agent id that does not exist is refused with a msg on GET, snooze and wake (404 expected)",
+       .body = unknown_agent});
 }
 
 }  // namespace crh::contracts::suites

@@ -63,8 +63,8 @@ void tag_until_full(CheckContext& ctx) {
   for (std::size_t i = 0; i < free.size(); ++i) {
     auto alias = tags.tag("full");
     ctx.require(tagged.insert(alias).second, "T1",
-                "tag " + std::to_string(i + 1) + " of " + std::to_string(free.size()) +
-                    " returned alias " + alias + ", which this check had tagged already: a live tag was replaced");
+                "tag " + std::to_string(i + 1) + " of " + std::to_string(free.size()) + " returned alias " + alias +
+                    ", which this check had tagged already: a live tag was replaced");
   }
   const std::string what = "POST " + tag_path(ctx.target().channel) + " with every alias tagged";
   auto e = ctx.send("POST", tag_path(ctx.target().channel), {{"tag", tag_name("full")}, {"minutes", "10", true}});
@@ -89,17 +89,17 @@ void tag_shown_in_list(CheckContext& ctx) {
   auto alias = tags.tag("shown");
   auto tagged = listed_alias(ctx, alias);
   ctx.prefer(tag_of(ctx, tagged) == tag_name("shown"), "T1",
-             "alias list after tag: expected alias " + alias + " with " + ctx.fields().alias_tag +
-                 " \"" + tag_name("shown") + "\", got " + excerpt(json::serialize(tagged)));
+             "alias list after tag: expected alias " + alias + " with " + ctx.fields().alias_tag + " \"" +
+                 tag_name("shown") + "\", got " + excerpt(json::serialize(tagged)));
   ctx.prefer(tagged.is_object() && tagged.get_object().contains("expires_at") &&
                  tagged.get_object().at("expires_at").is_string(),
              "T1", "alias list after tag: expected an expires_at time, got " + excerpt(json::serialize(tagged)));
   delete_tag(ctx, alias);
   tags.forget(alias);
   auto untagged = listed_alias(ctx, alias);
-  ctx.prefer(tag_of(ctx, untagged).value_or("") == "", "T1",
-             "alias list after delete: expected alias " + alias + " untagged, got " +
-                 excerpt(json::serialize(untagged)));
+  ctx.prefer(
+      tag_of(ctx, untagged).value_or("") == "", "T1",
+      "alias list after delete: expected alias " + alias + " untagged, got " + excerpt(json::serialize(untagged)));
 }
 
 // R4: a deletion names its alias: it removes that alias's tag only, and a
@@ -115,18 +115,17 @@ void delete_tag_by_id(CheckContext& ctx) {
     auto t = tag_of(ctx, item.value);
     if (!t) break;  // the list shows no tags: the refusal below still tells
     if (item.id == a)
-      ctx.require(t->empty(), "R4", "after DELETE " + delete_tag_path(ctx.target().channel, a) +
-                                        " answered 200, the list still shows alias " + a + " tagged \"" + *t + "\"");
+      ctx.require(t->empty(), "R4",
+                  "after DELETE " + delete_tag_path(ctx.target().channel, a) +
+                      " answered 200, the list still shows alias " + a + " tagged \"" + *t + "\"");
     if (item.id == b)
       ctx.require(!t->empty(), "R4", "DELETE of alias " + a + "'s tag also removed alias " + b + "'s tag");
   }
   const std::string what = "DELETE " + delete_tag_path(ctx.target().channel, a) + " again (no tag left)";
   auto again = ctx.send("DELETE", delete_tag_path(ctx.target().channel, a));
   const auto& r = ctx.response(again, what);
-  if (r.status == 200)
-    ctx.prefer(false, "R4", what + ": expected an error (404), got " + describe_answer(again));
-  else
-    ctx.refused(again, "R4", what, ctx.statuses().not_found);
+  if (r.status == 200) ctx.prefer(false, "R4", what + ": expected an error (404), got " + describe_answer(again));
+  else ctx.refused(again, "R4", what, ctx.statuses().not_found);
 }
 
 // R4, X1, X2: deleting the tag of an alias the channel lacks is refused.
@@ -147,22 +146,41 @@ void unknown_channel(CheckContext& ctx) {
 
 void add_alias_checks(std::vector<Check>& out) {
   const std::string s = "aliases";
-  out.push_back({.id = "aliases.lru-cycle", .suite = s, .rules = {"R2", "E8", "E9"},
-                 .summary = "with k untagged aliases, k tag+delete cycles visit each once, and the next k repeat the order",
-                 .body = tag_lru, .owns_channel = true});
-  out.push_back({.id = "aliases.tag-until-full", .suite = s, .rules = {"T1", "R2"},
-                 .summary = "tagging k free aliases gives k different aliases; one more tag is refused (409 expected), never a live tag replaced",
-                 .body = tag_until_full, .owns_channel = true});
-  out.push_back({.id = "aliases.tag-shown-in-list", .suite = s, .rules = {"T1", "E7"}, .severity = Severity::should,
+  out.push_back(
+      {.id = "aliases.lru-cycle",
+       .suite = s,
+       .rules = {"R2", "E8", "E9"},
+       .summary = "with k untagged aliases, k tag+delete cycles visit each once, and the next k repeat the order",
+       .body = tag_lru,
+       .owns_channel = true});
+  out.push_back({.id = "aliases.tag-until-full",
+                 .suite = s,
+                 .rules = {"T1", "R2"},
+                 .summary = "tagging k free aliases gives k different aliases; one more tag is refused (409 expected), "
+                            "never a live tag replaced",
+                 .body = tag_until_full,
+                 .owns_channel = true});
+  out.push_back({.id = "aliases.tag-shown-in-list",
+                 .suite = s,
+                 .rules = {"T1", "E7"},
+                 .severity = Severity::should,
                  .summary = "the alias list shows the tag (and its expiry) after tag and none after delete",
                  .body = tag_shown_in_list});
-  out.push_back({.id = "aliases.delete-by-id", .suite = s, .rules = {"R4", "E9"},
-                 .summary = "deleting one alias's tag removes that tag only; deleting it again is refused (404 expected)",
-                 .body = delete_tag_by_id});
-  out.push_back({.id = "aliases.unknown-alias", .suite = s, .rules = {"R4", "X1", "X2"},
-                 .summary = "deleting the tag of an alias id the channel does not have is refused with a msg (404 expected)",
-                 .body = untag_unknown_alias});
-  out.push_back({.id = "aliases.unknown-channel", .suite = s, .rules = {"E7", "E8", "X1", "X2"},
+  out.push_back(
+      {.id = "aliases.delete-by-id",
+       .suite = s,
+       .rules = {"R4", "E9"},
+       .summary = "deleting one alias's tag removes that tag only; deleting it again is refused (404 expected)",
+       .body = delete_tag_by_id});
+  out.push_back(
+      {.id = "aliases.unknown-alias",
+       .suite = s,
+       .rules = {"R4", "X1", "X2"},
+       .summary = "deleting the tag of an alias id the channel does not have is refused with a msg (404 expected)",
+       .body = untag_unknown_alias});
+  out.push_back({.id = "aliases.unknown-channel",
+                 .suite = s,
+                 .rules = {"E7", "E8", "X1", "X2"},
                  .summary = "a channel that does not exist is refused with a msg on list and tag (404 expected)",
                  .body = unknown_channel});
 }

@@ -17,7 +17,7 @@ namespace {
 struct Operation {
   const char* name;
   const char* rule;
-  bool needs_tag;   // delete-tag and call address a tagged alias
+  bool needs_tag;  // delete-tag and call address a tagged alias
   bool call_hook;
   std::function<core::HttpRequest(CheckContext&, const std::string& alias)> build;
 };
@@ -25,7 +25,8 @@ struct Operation {
 const std::vector<Operation>& operations() {
   static const std::vector<Operation> ops{
       {"agents-list", "E1", false, false, [](CheckContext& c, auto&) { return c.request("GET", agents_path()); }},
-      {"agent-get", "E2", false, false, [](CheckContext& c, auto&) { return c.request("GET", agent_path(first_agent(c))); }},
+      {"agent-get", "E2", false, false,
+       [](CheckContext& c, auto&) { return c.request("GET", agent_path(first_agent(c))); }},
       {"agent-snooze", "E3", false, false,
        [](CheckContext& c, auto&) { return c.request("PUT", agent_op_path(first_agent(c), "snooze")); }},
       {"agent-wake", "E4", false, false,
@@ -125,10 +126,13 @@ void lower_case_header_accepted(CheckContext& ctx, const Operation& op) {
 void rejected_database_post(CheckContext& ctx) {
   auto key = probe_key(ctx, "rejected-write");
   database_set(ctx, key, "crh value before");
-  rejected_write(ctx, "the stored value", [&] {
-    auto e = ctx.send("GET", database_path(key));
-    return json::serialize(ctx.ok_json(e, "E5", "GET " + database_path(key)));
-  }, ctx.request("POST", database_path(key), {{"value", "crh value after"}}));
+  rejected_write(
+      ctx, "the stored value",
+      [&] {
+        auto e = ctx.send("GET", database_path(key));
+        return json::serialize(ctx.ok_json(e, "E5", "GET " + database_path(key)));
+      },
+      ctx.request("POST", database_path(key), {{"value", "crh value after"}}));
 }
 
 // R5, A2: snooze or wake refused for its key leaves the agent as it was.
@@ -137,8 +141,9 @@ void rejected_agent_op(CheckContext& ctx, const char* op) {
   AgentGuard guard(ctx, id);
   // Start from the other state, so that an applied write would show.
   agent_op(ctx, id, std::string_view(op) == "snooze" ? "wake" : "snooze");
-  rejected_write(ctx, "the agent", [&] { return agent_state(ctx, get_agent(ctx, id)); },
-                 ctx.request("PUT", agent_op_path(id, op)));
+  rejected_write(
+      ctx, "the agent", [&] { return agent_state(ctx, get_agent(ctx, id)); },
+      ctx.request("PUT", agent_op_path(id, op)));
 }
 
 // R5, A2: a tag refused for its key tags no alias of the channel.
@@ -149,9 +154,9 @@ void rejected_tag(CheckContext& ctx) {
     return tags;
   };
   TagGuard cleanup(ctx);
-  rejected_write(ctx, "the channel's tags", read,
-                 ctx.request("POST", tag_path(ctx.target().channel),
-                             {{"tag", tag_name("rejected")}, {"minutes", "10", true}}));
+  rejected_write(
+      ctx, "the channel's tags", read,
+      ctx.request("POST", tag_path(ctx.target().channel), {{"tag", tag_name("rejected")}, {"minutes", "10", true}}));
 }
 
 // R5, A2: a tag deletion refused for its key leaves the tag in place.
@@ -192,31 +197,47 @@ void add_auth_checks(std::vector<Check>& out) {
   const std::string s = "auth";
   for (const auto& op : operations()) {
     for (const auto& key : kBadKeys)
-      out.push_back({.id = std::string("auth.") + key.name + "." + op.name, .suite = s, .rules = {key.rule, "X1", "X2"},
+      out.push_back({.id = std::string("auth.") + key.name + "." + op.name,
+                     .suite = s,
+                     .rules = {key.rule, "X1", "X2"},
                      .summary = std::string(op.name) + " " + key.what + " is refused with a msg (401/403 expected)",
                      .body = [&op, key](CheckContext& ctx) { bad_key_refused(ctx, op, key); },
                      .needs_call_hook = op.call_hook});
-    out.push_back({.id = std::string("auth.lower-case-header.") + op.name, .suite = s, .rules = {"R5"},
+    out.push_back({.id = std::string("auth.lower-case-header.") + op.name,
+                   .suite = s,
+                   .rules = {"R5"},
                    .summary = std::string(op.name) + " with the header name written \"apikey\" is accepted",
                    .body = [&op](CheckContext& ctx) { lower_case_header_accepted(ctx, op); },
                    .needs_call_hook = op.call_hook});
   }
-  out.push_back({.id = "auth.rejected-write.database-post", .suite = s, .rules = {"R5", "A2"},
+  out.push_back({.id = "auth.rejected-write.database-post",
+                 .suite = s,
+                 .rules = {"R5", "A2"},
                  .summary = "a database POST refused for its key leaves the value as it was",
                  .body = rejected_database_post});
   for (const char* op : {"snooze", "wake"})
-    out.push_back({.id = std::string("auth.rejected-write.agent-") + op, .suite = s, .rules = {"R5", "A2"},
+    out.push_back({.id = std::string("auth.rejected-write.agent-") + op,
+                   .suite = s,
+                   .rules = {"R5", "A2"},
                    .summary = std::string(op) + " refused for its key leaves the agent as it was",
                    .body = [op](CheckContext& ctx) { rejected_agent_op(ctx, op); }});
-  out.push_back({.id = "auth.rejected-write.tag", .suite = s, .rules = {"R5", "A2"},
+  out.push_back({.id = "auth.rejected-write.tag",
+                 .suite = s,
+                 .rules = {"R5", "A2"},
                  .summary = "a tag refused for its key tags nothing",
-                 .body = rejected_tag, .owns_channel = true});
-  out.push_back({.id = "auth.rejected-write.delete-tag", .suite = s, .rules = {"R5", "A2"},
+                 .body = rejected_tag,
+                 .owns_channel = true});
+  out.push_back({.id = "auth.rejected-write.delete-tag",
+                 .suite = s,
+                 .rules = {"R5", "A2"},
                  .summary = "a tag deletion refused for its key leaves the tag in place",
                  .body = rejected_delete_tag});
-  out.push_back({.id = "auth.rejected-write.call", .suite = s, .rules = {"R5", "A2", "B1"},
+  out.push_back({.id = "auth.rejected-write.call",
+                 .suite = s,
+                 .rules = {"R5", "A2", "B1"},
                  .summary = "a call refused for its key binds nobody: another caller still connects",
-                 .body = rejected_call, .needs_call_hook = true});
+                 .body = rejected_call,
+                 .needs_call_hook = true});
 }
 
 }  // namespace crh::contracts::suites

@@ -49,7 +49,8 @@ void connects(CheckContext& ctx, const std::string& alias, const std::string& ca
     return;
   }
   if (r.outcome == core::CallOutcome::unknown) ctx.indeterminate(what + ": " + r.evidence);
-  if (r.outcome != core::CallOutcome::connected) ctx.fail(rule, what + ": expected the call to connect, got " + r.evidence);
+  if (r.outcome != core::CallOutcome::connected)
+    ctx.fail(rule, what + ": expected the call to connect, got " + r.evidence);
 }
 
 void refused_call(CheckContext& ctx, const std::string& alias, const std::string& caller, std::string_view rule,
@@ -61,7 +62,8 @@ void refused_call(CheckContext& ctx, const std::string& alias, const std::string
     return;
   }
   if (r.outcome == core::CallOutcome::unknown) ctx.indeterminate(what + ": " + r.evidence);
-  if (r.outcome != core::CallOutcome::refused) ctx.fail(rule, what + ": expected the call to be refused, got " + r.evidence);
+  if (r.outcome != core::CallOutcome::refused)
+    ctx.fail(rule, what + ": expected the call to be refused, got " + r.evidence);
 }
 
 // A refused (or failed) caller's answer must still have the error shape (X2).
@@ -83,7 +85,8 @@ void race_round(CheckContext& ctx, int round, int n) {
   for (int i = 0; i < n; ++i) {
     calls.push_back(ctx.calls().arm(alias, caller(i)));
     if (!calls.back()->ready())
-      ctx.indeterminate("could not open caller connection " + std::to_string(i + 1) + ": " + calls.back()->result().evidence);
+      ctx.indeterminate("could not open caller connection " + std::to_string(i + 1) + ": " +
+                        calls.back()->result().evidence);
   }
   std::barrier start(n);
   std::vector<std::thread> threads;
@@ -113,103 +116,125 @@ void race_round(CheckContext& ctx, int round, int n) {
 
 void add_binding_checks(std::vector<Check>& out) {
   const std::string s = "binding";
-  out.push_back({.id = "binding.first-caller-wins", .suite = s, .rules = {"B1", "B2", "B3"},
-                 .summary = "the first caller connects, another is refused with a msg (403 expected), the first still connects",
-                 .body = [](CheckContext& ctx) {
-                   TagGuard tags(ctx);
-                   auto alias = tags.tag("binding");
-                   connects(ctx, alias, ctx.caller(1), "B1", "the first caller of a newly tagged alias");
-                   refused_call(ctx, alias, ctx.caller(2), "B2", "alias bound to " + ctx.caller(1));
-                   connects(ctx, alias, ctx.caller(1), "B3", "the bound caller calls again");
-                   refused_call(ctx, alias, ctx.caller(3), "B3", "alias still bound to " + ctx.caller(1));
-                 },
-                 .needs_call_hook = true});
-  out.push_back({.id = "binding.independent-aliases", .suite = s, .rules = {"B1", "B2", "B3"},
+  out.push_back(
+      {.id = "binding.first-caller-wins",
+       .suite = s,
+       .rules = {"B1", "B2", "B3"},
+       .summary = "the first caller connects, another is refused with a msg (403 expected), the first still connects",
+       .body =
+           [](CheckContext& ctx) {
+             TagGuard tags(ctx);
+             auto alias = tags.tag("binding");
+             connects(ctx, alias, ctx.caller(1), "B1", "the first caller of a newly tagged alias");
+             refused_call(ctx, alias, ctx.caller(2), "B2", "alias bound to " + ctx.caller(1));
+             connects(ctx, alias, ctx.caller(1), "B3", "the bound caller calls again");
+             refused_call(ctx, alias, ctx.caller(3), "B3", "alias still bound to " + ctx.caller(1));
+           },
+       .needs_call_hook = true});
+  out.push_back({.id = "binding.independent-aliases",
+                 .suite = s,
+                 .rules = {"B1", "B2", "B3"},
                  .summary = "two tagged aliases bind two callers independently",
-                 .body = [](CheckContext& ctx) {
-                   TagGuard tags(ctx);
-                   auto a = tags.tag("binding-a");
-                   auto b = tags.tag("binding-b");
-                   if (a == b) ctx.fail("T1", "two tags in a row returned the same alias " + a);
-                   connects(ctx, a, ctx.caller(1), "B1", "first caller of alias " + a);
-                   connects(ctx, b, ctx.caller(2), "B1", "first caller of alias " + b + ", another alias");
-                   refused_call(ctx, a, ctx.caller(2), "B2", "alias " + a + " is bound to " + ctx.caller(1));
-                   refused_call(ctx, b, ctx.caller(1), "B2", "alias " + b + " is bound to " + ctx.caller(2));
-                 },
+                 .body =
+                     [](CheckContext& ctx) {
+                       TagGuard tags(ctx);
+                       auto a = tags.tag("binding-a");
+                       auto b = tags.tag("binding-b");
+                       if (a == b) ctx.fail("T1", "two tags in a row returned the same alias " + a);
+                       connects(ctx, a, ctx.caller(1), "B1", "first caller of alias " + a);
+                       connects(ctx, b, ctx.caller(2), "B1", "first caller of alias " + b + ", another alias");
+                       refused_call(ctx, a, ctx.caller(2), "B2", "alias " + a + " is bound to " + ctx.caller(1));
+                       refused_call(ctx, b, ctx.caller(1), "B2", "alias " + b + " is bound to " + ctx.caller(2));
+                     },
                  .needs_call_hook = true});
-  out.push_back({.id = "binding.free-after-delete", .suite = s, .rules = {"B1", "T1"}, .severity = Severity::should,
+  out.push_back({.id = "binding.free-after-delete",
+                 .suite = s,
+                 .rules = {"B1", "T1"},
+                 .severity = Severity::should,
                  .summary = "after the tag is deleted the lock ends: another caller connects",
-                 .body = [](CheckContext& ctx) {
-                   TagGuard tags(ctx);
-                   auto alias = tags.tag("binding-delete");
-                   connects(ctx, alias, ctx.caller(1), "B1", "the first caller");
-                   delete_tag(ctx, alias);
-                   tags.forget(alias);
-                   auto r = place(ctx, alias, ctx.caller(2));
-                   settle(ctx, r, "a call after the tag was deleted");
-                   ctx.prefer(r.outcome == core::CallOutcome::connected, "T1",
-                              ctx.caller(2) + " calls alias " + alias + " after its tag was deleted: expected the call to go through (deleting a tag ends the lock), got " +
-                                  answer_of(r));
-                 },
+                 .body =
+                     [](CheckContext& ctx) {
+                       TagGuard tags(ctx);
+                       auto alias = tags.tag("binding-delete");
+                       connects(ctx, alias, ctx.caller(1), "B1", "the first caller");
+                       delete_tag(ctx, alias);
+                       tags.forget(alias);
+                       auto r = place(ctx, alias, ctx.caller(2));
+                       settle(ctx, r, "a call after the tag was deleted");
+                       ctx.prefer(r.outcome == core::CallOutcome::connected, "T1",
+                                  ctx.caller(2) + " calls alias " + alias +
+                                      " after its tag was deleted: expected the call to go through (deleting a tag "
+                                      "ends the lock), got " +
+                                      answer_of(r));
+                     },
                  .needs_call_hook = true});
-  out.push_back({.id = "binding.race", .suite = s, .rules = {"B1", "B2"},
+  out.push_back({.id = "binding.race",
+                 .suite = s,
+                 .rules = {"B1", "B2"},
                  .summary = "8 callers released together on a fresh tag: exactly one connects, in each of 3 rounds",
-                 .body = [](CheckContext& ctx) {
-                   for (int round = 0; round < 3; ++round) race_round(ctx, round, 8);
-                 },
+                 .body =
+                     [](CheckContext& ctx) {
+                       for (int round = 0; round < 3; ++round) race_round(ctx, round, 8);
+                     },
                  .needs_call_hook = true});
 }
 
 void add_expiry_checks(std::vector<Check>& out) {
-  out.push_back({.id = "expiry.lifetime", .suite = "expiry", .rules = {"T1", "B3", "B1"},
-                 .summary = "a 1-minute tag still locks at half its lifetime and is free (and untagged) after it",
-                 .body = [](CheckContext& ctx) {
-                   const auto lifetime = ctx.target().minute;
-                   TagGuard tags(ctx);
-                   const auto sent = Clock::now();
-                   auto alias = tags.tag("expiry", 1);
-                   const auto answered = Clock::now();
-                   connects(ctx, alias, ctx.caller(1), "B1", "the first caller");
+  out.push_back(
+      {.id = "expiry.lifetime",
+       .suite = "expiry",
+       .rules = {"T1", "B3", "B1"},
+       .summary = "a 1-minute tag still locks at half its lifetime and is free (and untagged) after it",
+       .body =
+           [](CheckContext& ctx) {
+             const auto lifetime = ctx.target().minute;
+             TagGuard tags(ctx);
+             const auto sent = Clock::now();
+             auto alias = tags.tag("expiry", 1);
+             const auto answered = Clock::now();
+             connects(ctx, alias, ctx.caller(1), "B1", "the first caller");
 
-                   ctx.sleep_until(answered + lifetime / 2);
-                   if (Clock::now() >= sent + lifetime - lifetime / 10)
-                     ctx.indeterminate("could not look at the tag before the end of its lifetime (the run was too slow)");
-                   refused_call(ctx, alias, ctx.caller(2), "B3", "at half the tag's lifetime, the alias is still bound");
-                   for (const auto& a : list_aliases(ctx))
-                     if (a.id == alias)
-                       ctx.prefer(tag_of(ctx, a.value).value_or("x") != "", "T1",
-                                  "alias list at half the lifetime: expected alias " + alias + " still tagged, got " +
-                                      excerpt(json::serialize(a.value)));
+             ctx.sleep_until(answered + lifetime / 2);
+             if (Clock::now() >= sent + lifetime - lifetime / 10)
+               ctx.indeterminate("could not look at the tag before the end of its lifetime (the run was too slow)");
+             refused_call(ctx, alias, ctx.caller(2), "B3", "at half the tag's lifetime, the alias is still bound");
+             for (const auto& a : list_aliases(ctx))
+               if (a.id == alias)
+                 ctx.prefer(tag_of(ctx, a.value).value_or("x") != "", "T1",
+                            "alias list at half the lifetime: expected alias " + alias + " still tagged, got " +
+                                excerpt(json::serialize(a.value)));
 
-                   // The tag began at the latest when its answer came; allow the target a
-                   // little clock slack (a second, or a tenth of the lifetime) after that.
-                   const auto end = answered + lifetime;
-                   const auto grace = std::max<std::chrono::milliseconds>(std::chrono::milliseconds(1000), lifetime / 10);
-                   ctx.sleep_until(end + std::chrono::milliseconds(20));
-                   std::lock_guard channel(ctx.run().channel_mutex);  // no quick check may re-tag it meanwhile
-                   core::CallResult last;
-                   do {
-                     last = place(ctx, alias, ctx.caller(2));
-                     if (last.outcome == core::CallOutcome::connected) break;
-                     ctx.sleep_until(Clock::now() + std::chrono::milliseconds(50));
-                   } while (Clock::now() < end + grace);
-                   settle(ctx, last, "a call after the tag's lifetime");
-                   if (last.outcome != core::CallOutcome::connected)
-                     ctx.fail("T1", ctx.caller(2) + " calls alias " + alias + " " +
-                                        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - answered).count()) +
-                                        " ms after a 1-minute tag (minute = " + std::to_string(lifetime.count()) +
-                                        " ms): expected the tag expired and any caller connects, got " +
-                                        answer_of(last));
-                   for (const auto& a : list_aliases(ctx))
-                     if (a.id == alias)
-                       ctx.prefer(tag_of(ctx, a.value).value_or("") == "", "T1",
-                                  "alias list after the lifetime: expected alias " + alias + " untagged, got " +
-                                      excerpt(json::serialize(a.value)));
-                   tags.forget(alias);
-                   ctx.janitor().untagged(alias);
-                 },
-                 .slow = true,
-                 .needs_call_hook = true});
+             // The tag began at the latest when its answer came; allow the target a
+             // little clock slack (a second, or a tenth of the lifetime) after that.
+             const auto end = answered + lifetime;
+             const auto grace = std::max<std::chrono::milliseconds>(std::chrono::milliseconds(1000), lifetime / 10);
+             ctx.sleep_until(end + std::chrono::milliseconds(20));
+             std::lock_guard channel(ctx.run().channel_mutex);  // no quick check may re-tag it meanwhile
+             core::CallResult last;
+             do {
+               last = place(ctx, alias, ctx.caller(2));
+               if (last.outcome == core::CallOutcome::connected) break;
+               ctx.sleep_until(Clock::now() + std::chrono::milliseconds(50));
+             } while (Clock::now() < end + grace);
+             settle(ctx, last, "a call after the tag's lifetime");
+             if (last.outcome != core::CallOutcome::connected)
+               ctx.fail(
+                   "T1",
+                   ctx.caller(2) + " calls alias " + alias + " " +
+                       std::to_string(
+                           std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - answered).count()) +
+                       " ms after a 1-minute tag (minute = " + std::to_string(lifetime.count()) +
+                       " ms): expected the tag expired and any caller connects, got " + answer_of(last));
+             for (const auto& a : list_aliases(ctx))
+               if (a.id == alias)
+                 ctx.prefer(tag_of(ctx, a.value).value_or("") == "", "T1",
+                            "alias list after the lifetime: expected alias " + alias + " untagged, got " +
+                                excerpt(json::serialize(a.value)));
+             tags.forget(alias);
+             ctx.janitor().untagged(alias);
+           },
+       .slow = true,
+       .needs_call_hook = true});
 }
 
 }  // namespace crh::contracts::suites

@@ -48,8 +48,12 @@ const std::vector<Sample>& sample_values() {
 
 const std::vector<Sample>& sample_keys() {
   static const std::vector<Sample> keys{
-      {"space", "key with space"}, {"plus", "a+b"},    {"percent", "50%"},
-      {"ampersand", "a&b=c"},      {"unicode", "cl\xc3\xa9-\xe2\x98\x8e"}, {"dots", "v1.2_x~y"},
+      {"space", "key with space"},
+      {"plus", "a+b"},
+      {"percent", "50%"},
+      {"ampersand", "a&b=c"},
+      {"unicode", "cl\xc3\xa9-\xe2\x98\x8e"},
+      {"dots", "v1.2_x~y"},
   };
   return keys;
 }
@@ -77,17 +81,18 @@ void key_round_trip(CheckContext& ctx, const Sample& k) {
   auto e = ctx.send("POST", database_path(key), {{"value", "crh key probe"}});
   auto answered = ctx.response(e, "POST " + database_path(key));
   if (answered.status != 200) {
-    ctx.prefer(false, "E6", "POST " + database_path(key) + ": expected HTTP 200 for a key \"" + key +
-                                "\" (keys are arbitrary UTF-8 text), got " + describe_answer(e));
+    ctx.prefer(false, "E6",
+               "POST " + database_path(key) + ": expected HTTP 200 for a key \"" + key +
+                   "\" (keys are arbitrary UTF-8 text), got " + describe_answer(e));
     return;
   }
   auto get = ctx.send("GET", database_path(key));
   const auto& r = ctx.response(get, "GET " + database_path(key));
   std::string why;
   auto body = parse_json(r.body, why);
-  ctx.prefer(r.status == 200 && body && holds_string(*body, "crh key probe"), "E5",
-             "GET " + database_path(key) + ": expected the value written under \"" + key + "\", got " +
-                 describe_answer(get));
+  ctx.prefer(
+      r.status == 200 && body && holds_string(*body, "crh key probe"), "E5",
+      "GET " + database_path(key) + ": expected the value written under \"" + key + "\", got " + describe_answer(get));
 }
 
 // E5, X1, X2: a key never written is refused, not answered 200.
@@ -101,18 +106,27 @@ void unknown_key(CheckContext& ctx) {
 void add_database_checks(std::vector<Check>& out) {
   const std::string s = "database";
   for (const auto& v : sample_values())
-    out.push_back({.id = std::string("database.round-trip.") + v.name, .suite = s, .rules = {"E5", "E6"},
+    out.push_back({.id = std::string("database.round-trip.") + v.name,
+                   .suite = s,
+                   .rules = {"E5", "E6"},
                    .summary = std::string("a ") + v.name + " value written with POST reads back exactly with GET",
                    .body = [&v](CheckContext& ctx) { value_round_trip(ctx, v); }});
-  out.push_back({.id = "database.overwrite", .suite = s, .rules = {"E6", "E5"},
+  out.push_back({.id = "database.overwrite",
+                 .suite = s,
+                 .rules = {"E6", "E5"},
                  .summary = "a second POST to a key replaces its value",
                  .body = overwrite});
   for (const auto& k : sample_keys())
-    out.push_back({.id = std::string("database.key-encoding.") + k.name, .suite = s, .rules = {"E5", "E6"},
-                   .severity = Severity::should,
-                   .summary = std::string("a key with ") + k.name + " characters, percent-encoded in the path, round-trips",
-                   .body = [&k](CheckContext& ctx) { key_round_trip(ctx, k); }});
-  out.push_back({.id = "database.unknown-key", .suite = s, .rules = {"E5", "X1", "X2"},
+    out.push_back(
+        {.id = std::string("database.key-encoding.") + k.name,
+         .suite = s,
+         .rules = {"E5", "E6"},
+         .severity = Severity::should,
+         .summary = std::string("a key with ") + k.name + " characters, percent-encoded in the path, round-trips",
+         .body = [&k](CheckContext& ctx) { key_round_trip(ctx, k); }});
+  out.push_back({.id = "database.unknown-key",
+                 .suite = s,
+                 .rules = {"E5", "X1", "X2"},
                  .summary = "a key never written is refused with a msg (404 expected), not answered 200",
                  .body = unknown_key});
 }

@@ -93,12 +93,15 @@ void version_prefix(CheckContext& ctx) {
 
 // V1: the paths are served under their documented prefix only.
 void version_prefix_only(CheckContext& ctx) {
-  for (const std::string& path : {std::string("/local-agents"), "/api/v1" + aliases_path(ctx.target().channel)}) {
+  using core::api::kVersionPrefix;
+  const std::string unprefixed = agents_path().substr(kVersionPrefix.size());  // "/local-agents"
+  for (const std::string& path : {unprefixed, std::string(kVersionPrefix) + aliases_path(ctx.target().channel)}) {
     auto e = ctx.send("GET", path);
     const auto& r = ctx.response(e, "GET " + path);
     ctx.prefer(r.status != 200, "V1",
                "GET " + path + ": expected an error (the spec places this path " +
-                   (path == "/local-agents" ? "under /api/v1" : "without a prefix") + "), got " + describe_answer(e));
+                   (path == unprefixed ? "under " + std::string(kVersionPrefix) : std::string("without a prefix")) +
+                   "), got " + describe_answer(e));
   }
 }
 
@@ -142,42 +145,69 @@ void every_answer(CheckContext& ctx) {
 
 void add_endpoint_checks(std::vector<Check>& out) {
   const std::string s = "endpoints";
-  out.push_back({.id = "endpoints.agents-list", .suite = s, .rules = {"E1", "C1", "C2"},
+  out.push_back({.id = "endpoints.agents-list",
+                 .suite = s,
+                 .rules = {"E1", "C1", "C2"},
                  .summary = "GET /api/v1/local-agents answers 200 with a JSON list of agents, each with an id",
                  .body = agents_list});
-  out.push_back({.id = "endpoints.agent-get", .suite = s, .rules = {"E2", "C1", "C2"},
+  out.push_back({.id = "endpoints.agent-get",
+                 .suite = s,
+                 .rules = {"E2", "C1", "C2"},
                  .summary = "GET /api/v1/local-agents/[ID] answers 200 with the agent object of that id",
                  .body = agent_get});
-  out.push_back({.id = "endpoints.agent-snooze", .suite = s, .rules = {"E3", "C1", "C2"},
+  out.push_back({.id = "endpoints.agent-snooze",
+                 .suite = s,
+                 .rules = {"E3", "C1", "C2"},
                  .summary = "PUT /api/v1/local-agents/[ID]/snooze answers 200 with the agent object",
                  .body = agent_snooze});
-  out.push_back({.id = "endpoints.agent-wake", .suite = s, .rules = {"E4", "C1", "C2"},
+  out.push_back({.id = "endpoints.agent-wake",
+                 .suite = s,
+                 .rules = {"E4", "C1", "C2"},
                  .summary = "PUT /api/v1/local-agents/[ID]/wake answers 200 with the agent object",
                  .body = agent_wake});
-  out.push_back({.id = "endpoints.database-post", .suite = s, .rules = {"E6", "C1", "C2"},
+  out.push_back({.id = "endpoints.database-post",
+                 .suite = s,
+                 .rules = {"E6", "C1", "C2"},
                  .summary = "POST /database/[key] with value answers 200 with JSON",
                  .body = database_post});
-  out.push_back({.id = "endpoints.database-get", .suite = s, .rules = {"E5", "C1", "C2"},
+  out.push_back({.id = "endpoints.database-get",
+                 .suite = s,
+                 .rules = {"E5", "C1", "C2"},
                  .summary = "GET /database/[key] answers 200 with the entry, which holds the value written",
                  .body = database_get});
-  out.push_back({.id = "endpoints.aliases-list", .suite = s, .rules = {"E7", "C1", "C2"},
+  out.push_back({.id = "endpoints.aliases-list",
+                 .suite = s,
+                 .rules = {"E7", "C1", "C2"},
                  .summary = "GET /channels/[id]/alias-numbers answers 200 with a JSON list of aliases, each with an id",
                  .body = aliases_list});
-  out.push_back({.id = "endpoints.tag", .suite = s, .rules = {"E8", "C1", "C2"},
-                 .summary = "POST /channels/[id]/alias-numbers/tag answers 200 with the tagged alias, one of the channel's",
-                 .body = tag_one_alias});
-  out.push_back({.id = "endpoints.delete-tag", .suite = s, .rules = {"E9", "C1", "C2"},
+  out.push_back(
+      {.id = "endpoints.tag",
+       .suite = s,
+       .rules = {"E8", "C1", "C2"},
+       .summary = "POST /channels/[id]/alias-numbers/tag answers 200 with the tagged alias, one of the channel's",
+       .body = tag_one_alias});
+  out.push_back({.id = "endpoints.delete-tag",
+                 .suite = s,
+                 .rules = {"E9", "C1", "C2"},
                  .summary = "DELETE /channels/[id]/alias-numbers/:id/tag answers 200 for a tagged alias",
                  .body = delete_tag_of_alias});
-  out.push_back({.id = "endpoints.version-prefix", .suite = s, .rules = {"V1"},
+  out.push_back({.id = "endpoints.version-prefix",
+                 .suite = s,
+                 .rules = {"V1"},
                  .summary = "agents answer under /api/v1; database and aliases answer without a prefix",
                  .body = version_prefix});
-  out.push_back({.id = "endpoints.version-prefix-only", .suite = s, .rules = {"V1"}, .severity = Severity::should,
+  out.push_back({.id = "endpoints.version-prefix-only",
+                 .suite = s,
+                 .rules = {"V1"},
+                 .severity = Severity::should,
                  .summary = "the agent list is not also served without /api/v1, nor aliases with it",
                  .body = version_prefix_only});
-  out.push_back({.id = "endpoints.every-answer", .suite = s, .rules = {"C1", "C2"},
+  out.push_back({.id = "endpoints.every-answer",
+                 .suite = s,
+                 .rules = {"C1", "C2"},
                  .summary = "every answer of the run: success is exactly 200, bodies are JSON, Content-Type is JSON",
-                 .body = every_answer, .run_wide = true});
+                 .body = every_answer,
+                 .run_wide = true});
 }
 
 }  // namespace crh::contracts::suites

@@ -64,10 +64,26 @@ const std::vector<BadTag>& bad_tags() {
       {"missing-minutes", {{"tag", tag_name("no-minutes")}}, "without minutes", {"R3", "X1", "X2"}, Severity::must},
       {"missing-both", {}, "without parameters", {"R3", "X1", "X2"}, Severity::must},
       {"minutes-abc", {{"tag", tag_name("bad")}, {"minutes", "abc"}}, "with minutes=abc", {"X1", "X2"}, Severity::must},
-      {"minutes-fraction", {{"tag", tag_name("bad")}, {"minutes", "1.5", true}}, "with minutes=1.5", {"X1", "X2"}, Severity::must},
-      {"minutes-negative", {{"tag", tag_name("bad")}, {"minutes", "-1", true}}, "with minutes=-1", {"X1", "X2"}, Severity::should},
-      {"minutes-zero", {{"tag", tag_name("bad")}, {"minutes", "0", true}}, "with minutes=0", {"X1", "X2"}, Severity::should},
-      {"minutes-too-large", {{"tag", tag_name("bad")}, {"minutes", "1441", true}}, "with minutes=1441 (the profile allows 1 to 1440)", {"X1", "X2"}, Severity::should},
+      {"minutes-fraction",
+       {{"tag", tag_name("bad")}, {"minutes", "1.5", true}},
+       "with minutes=1.5",
+       {"X1", "X2"},
+       Severity::must},
+      {"minutes-negative",
+       {{"tag", tag_name("bad")}, {"minutes", "-1", true}},
+       "with minutes=-1",
+       {"X1", "X2"},
+       Severity::should},
+      {"minutes-zero",
+       {{"tag", tag_name("bad")}, {"minutes", "0", true}},
+       "with minutes=0",
+       {"X1", "X2"},
+       Severity::should},
+      {"minutes-too-large",
+       {{"tag", tag_name("bad")}, {"minutes", "1441", true}},
+       "with minutes=1441 (the profile allows 1 to 1440)",
+       {"X1", "X2"},
+       Severity::should},
       {"empty-tag", {{"tag", ""}, {"minutes", "10", true}}, "with an empty tag", {"X1", "X2"}, Severity::should},
   };
   return bad;
@@ -75,8 +91,10 @@ const std::vector<BadTag>& bad_tags() {
 
 // X1, X2: paths the API does not have are refused with the error shape.
 void unknown_route(CheckContext& ctx) {
-  for (const char* path : {"/crh-no-such-route", "/api/v1/crh-no-such-route", "/api/v2/local-agents"})
-    ctx.refused(ctx.send("GET", path), "X1", std::string("GET ") + path, ctx.statuses().not_found);
+  const std::string prefix(core::api::kVersionPrefix);  // "/api/v1"
+  const std::string other_version = "/api/v2" + agents_path().substr(prefix.size());
+  for (const std::string& path : {std::string("/crh-no-such-route"), prefix + "/crh-no-such-route", other_version})
+    ctx.refused(ctx.send("GET", path), "X1", "GET " + path, ctx.statuses().not_found);
 }
 
 // X1, X2: a method the path does not have is refused, never a 5xx; a 200 is a SHOULD finding.
@@ -106,8 +124,8 @@ void odd_requests(CheckContext& ctx) {
   auto key = probe_key(ctx, "errors");
   const std::string ch = tag_path(ctx.target().channel);
   std::vector<core::HttpRequest> odd{
-      {"GET", "/database/%zz%", {}, {}},
-      {"GET", "/database/" + std::string(2000, 'k'), {}, {}},
+      {"GET", database_path("") + "%zz%", {}, {}},
+      {"GET", database_path(std::string(2000, 'k')), {}, {}},
       {"GET", agents_path() + "/%00", {}, {}},
       {"GET", agents_path() + "/" + std::string(300, '9'), {}, {}},
       {"POST", ch, {{"Content-Type", "application/json"}}, "{\"tag\": "},
@@ -151,8 +169,8 @@ void every_error_answer(CheckContext& ctx) {
       ++cited;
     }
   }
-  const std::string expected = "expected every error answer to have the documented shape (" +
-                               std::to_string(bad) + " of " + std::to_string(errors) +
+  const std::string expected = "expected every error answer to have the documented shape (" + std::to_string(bad) +
+                               " of " + std::to_string(errors) +
                                " error answers of the run break the error shape; first: ";
   if (first_should) ctx.prefer(false, first_should->rule, expected + first_should->text + ")");
   if (first_must) ctx.fail(first_must->rule, expected + first_must->text + ")");
@@ -162,28 +180,45 @@ void every_error_answer(CheckContext& ctx) {
 
 void add_error_checks(std::vector<Check>& out) {
   const std::string s = "errors";
-  out.push_back({.id = "errors.unknown-route", .suite = s, .rules = {"X1", "X2"},
+  out.push_back({.id = "errors.unknown-route",
+                 .suite = s,
+                 .rules = {"X1", "X2"},
                  .summary = "a path the API does not have is refused with a msg (404 expected)",
                  .body = unknown_route});
   for (const auto& w : wrong_methods())
-    out.push_back({.id = std::string("errors.wrong-method.") + w.name, .suite = s, .rules = {"X1", "X2"},
-                   .severity = Severity::should,
-                   .summary = std::string(w.method) + " on the " + w.name + " path is refused with a msg (405 or 404 expected)",
-                   .body = [&w](CheckContext& ctx) { wrong_method(ctx, w); }});
+    out.push_back(
+        {.id = std::string("errors.wrong-method.") + w.name,
+         .suite = s,
+         .rules = {"X1", "X2"},
+         .severity = Severity::should,
+         .summary = std::string(w.method) + " on the " + w.name + " path is refused with a msg (405 or 404 expected)",
+         .body = [&w](CheckContext& ctx) { wrong_method(ctx, w); }});
   for (const auto& b : bad_tags())
-    out.push_back({.id = std::string("errors.tag.") + b.name, .suite = s, .rules = b.rules, .severity = b.severity,
+    out.push_back({.id = std::string("errors.tag.") + b.name,
+                   .suite = s,
+                   .rules = b.rules,
+                   .severity = b.severity,
                    .summary = std::string("a tag request ") + b.what + " is refused with a msg (400 expected)",
                    .body = [&b](CheckContext& ctx) { bad_tag_refused(ctx, b); }});
-  out.push_back({.id = "errors.database-post.missing-value", .suite = s, .rules = {"X1", "X2"},
+  out.push_back({.id = "errors.database-post.missing-value",
+                 .suite = s,
+                 .rules = {"X1", "X2"},
                  .severity = Severity::should,
                  .summary = "a database POST without value is refused with a msg (400 expected)",
                  .body = database_post_without_value});
-  out.push_back({.id = "errors.odd-requests", .suite = s, .rules = {"X1", "X2"},
+  out.push_back({.id = "errors.odd-requests",
+                 .suite = s,
+                 .rules = {"X1", "X2"},
                  .summary = "odd but well-formed requests never get a 5xx; refusals carry a msg",
                  .body = odd_requests});
-  out.push_back({.id = "errors.every-error-answer", .suite = s, .rules = {"X1", "X2", "C1"},
-                 .summary = "every error answer of the run: a 4xx status, a JSON object with a non-empty string msg, JSON Content-Type",
-                 .body = every_error_answer, .run_wide = true});
+  out.push_back(
+      {.id = "errors.every-error-answer",
+       .suite = s,
+       .rules = {"X1", "X2", "C1"},
+       .summary =
+           "every error answer of the run: a 4xx status, a JSON object with a non-empty string msg, JSON Content-Type",
+       .body = every_error_answer,
+       .run_wide = true});
 }
 
 }  // namespace crh::contracts::suites

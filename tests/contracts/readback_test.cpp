@@ -24,13 +24,15 @@ RunReport report_of(std::size_t from, std::size_t to) {
     CheckResult r{c.id, c.suite, c.rules, c.severity, outcomes[i % 5], "", {}, {}, std::chrono::microseconds(1000 + i)};
     if (r.outcome == Outcome::fail || r.outcome == Outcome::warn) {
       r.message = "expected 200, got 500 <b>\"x\"</b>";
-      r.findings.push_back({r.outcome == Outcome::fail ? Severity::must : Severity::should, c.rules.front(), r.message});
+      r.findings.push_back(
+          {r.outcome == Outcome::fail ? Severity::must : Severity::should, c.rules.front(), r.message});
     }
     r.evidence.push_back({"curl -sS 'http://127.0.0.1:18080/api/v1/local-agents' -H 'Apikey: '\"$CRH_API_KEY\"",
                           "HTTP 500 text/plain, 3 bytes: boo", std::chrono::microseconds(250 + i)});
     report.results.push_back(std::move(r));
   }
-  const bool failed = std::any_of(report.results.begin(), report.results.end(), [](const CheckResult& r) { return r.outcome == Outcome::fail; });
+  const bool failed = std::any_of(report.results.begin(), report.results.end(),
+                                  [](const CheckResult& r) { return r.outcome == Outcome::fail; });
   report.exit_code = failed ? 1 : 0;
   return report;
 }

@@ -95,7 +95,8 @@ struct FaultCase {
 };
 
 const std::vector<FaultCase> kFaultTable{
-    {"auth-missing-ok", {"auth.missing-key.database-get", "auth.missing-key.agents-list", "auth.rejected-write.database-post"}},
+    {"auth-missing-ok",
+     {"auth.missing-key.database-get", "auth.missing-key.agents-list", "auth.rejected-write.database-post"}},
     {"auth-wrong-ok", {"auth.wrong-key.tag", "auth.empty-key.agents-list", "auth.rejected-write.agent-snooze"}},
     {"auth-skip-database", {"auth.missing-key.database-get", "auth.wrong-key.database-post"}},
     {"rejected-write-applies", {"auth.rejected-write.database-post"}},
@@ -185,8 +186,10 @@ TEST_F(ContractRun, LeavesTheTargetAsItFoundIt) {
   // Start from a snoozed agent and an existing probe value, so restoring is not just "wake all".
   core::HttpClient client(options_.target.base);
   client.send({"PUT", "/api/v1/local-agents/101/snooze", {{"Apikey", kKey}}, {}});
-  client.send({"POST", "/database/crh-probe-overwrite",
-               {{"Apikey", kKey}, {"Content-Type", "application/x-www-form-urlencoded"}}, "value=kept"});
+  client.send({"POST",
+               "/database/crh-probe-overwrite",
+               {{"Apikey", kKey}, {"Content-Type", "application/x-www-form-urlencoded"}},
+               "value=kept"});
   const auto before = observable_state(options_.target.base);
   auto report = run_contract(options_);
   EXPECT_EQ(report.exit_code, 0) << failures(report);

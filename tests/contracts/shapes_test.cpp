@@ -19,8 +19,8 @@ TEST(RuleCatalogue, HasEveryRuleOfTheDesignOnceWithText) {
     EXPECT_FALSE(r.text.empty());
     EXPECT_FALSE(r.section.empty());
   }
-  for (auto id : {"C1", "C2", "E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "R1", "R2", "R3",
-                  "R4", "R5", "A2", "T1", "B1", "B2", "B3", "X1", "X2", "V1"})
+  for (auto id : {"C1", "C2", "E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "R1",
+                  "R2", "R3", "R4", "R5", "A2", "T1", "B1", "B2", "B3", "X1", "X2", "V1"})
     EXPECT_NE(find_rule(id), nullptr) << id;
   EXPECT_EQ(find_rule("Z9"), nullptr);
 }

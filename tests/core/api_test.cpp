@@ -1,6 +1,7 @@
 // The API model: requests for every operation in every encoding, and the
 // readers of lists and ids in any reasonable shape under the dialect's names.
 #include "core/api.hpp"
+#include "core/target.hpp"
 
 #include <gtest/gtest.h>
 

@@ -23,10 +23,10 @@ std::size_t answer(ResponseReader& reader, std::string_view bytes, Asked asked =
 }
 
 TEST(Http1Response, AnAnswerToHeadHasNoBodyWhateverItsHeadersSay) {
-  for (std::string_view head : {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n",
-                                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
-                                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n",
-                                "HTTP/1.1 404 Not Found\r\nContent-Length: 99999999999\r\n\r\n"}) {
+  for (std::string_view head :
+       {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n",
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 99999999999\r\n\r\n"}) {
     const std::string both = std::string(head) + std::string(kOk);
     ResponseReader reader;
     EXPECT_EQ(answer(reader, both, {.head = true}), head.size()) << head;
@@ -44,10 +44,10 @@ TEST(Http1Response, AnAnswerToHeadHasNoBodyWhateverItsHeadersSay) {
 }
 
 TEST(Http1Response, Answers204And304HaveNoBodyWhateverTheirHeadersSay) {
-  for (std::string_view head : {"HTTP/1.1 304 Not Modified\r\nContent-Length: 100\r\nETag: \"x\"\r\n\r\n",
-                                "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n",
-                                "HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n",
-                                "HTTP/1.1 204 No Content\r\n\r\n"}) {
+  for (std::string_view head :
+       {"HTTP/1.1 304 Not Modified\r\nContent-Length: 100\r\nETag: \"x\"\r\n\r\n",
+        "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n", "HTTP/1.1 204 No Content\r\n\r\n"}) {
     ResponseReader reader;
     EXPECT_EQ(answer(reader, std::string(head) + std::string(kOk)), head.size()) << head;
     ASSERT_EQ(reader.state(), State::done) << head << reader.error();
@@ -149,15 +149,15 @@ struct Reading {
 
 template <class Reader>
 Reading read(std::string_view bytes, std::size_t piece) {
-  const ReaderLimits limits{.header_bytes = 256, .body_bytes = 64, .interim_answers = 2, .chunk_line_bytes = 32,
-                            .request_line_bytes = 64};
+  const ReaderLimits limits{
+      .header_bytes = 256, .body_bytes = 64, .interim_answers = 2, .chunk_line_bytes = 32, .request_line_bytes = 64};
   Reader reader(limits, HeaderCapture::on);
   reader.reset(true);
   std::size_t used = 0;
   for (std::size_t at = 0; at < bytes.size(); at += piece) used += reader.feed(bytes.substr(at, piece));
   reader.eof();
-  Reading r{reader.state(), reader.fault(), reader.error(), {}, reader.body(), used, reader.body_size(),
-            reader.keep_alive(), {}};
+  Reading r{reader.state(), reader.fault(),     reader.error(),      {}, reader.body(),
+            used,           reader.body_size(), reader.keep_alive(), {}};
   if constexpr (std::is_same_v<Reader, ResponseReader>) r.first_line = std::to_string(reader.status());
   else r.first_line = reader.method() + " " + reader.target() + " " + std::to_string(reader.version());
   for (const auto& h : reader.headers()) r.headers.emplace_back(h.name, h.value);

@@ -22,7 +22,6 @@ core::HttpRequest request(std::string method, std::string target, std::string bo
   return core::HttpRequest{std::move(method), std::move(target), {}, std::move(body)};
 }
 
-
 bool has_line(const std::string& text, std::string_view line) {
   return text.find("\r\n" + std::string(line) + "\r\n") != std::string::npos;
 }
@@ -70,7 +69,6 @@ TEST(Http1, SerializesAPostWithoutABodyWithContentLengthZero) {
   auto del = serialize_request(request("DELETE", "/x"), base(), "");
   EXPECT_EQ(del.find("Content-Length"), std::string::npos) << del;
 }
-
 
 // ---------------------------------------------------------------- RequestReader
 
@@ -188,9 +186,9 @@ TEST(Http1Request, RefusesABadContentLength) {
 }
 
 TEST(Http1Request, RefusesABadRequestLine) {
-  for (std::string_view line : {"garbage", "GET /", "GET  / HTTP/1.1", "GET / HTTP/1.1 ", "GET / HTTP/2.0",
-                                "GET / HTTP/1.10", "GET / http/1.1", "G(T / HTTP/1.1", " GET / HTTP/1.1",
-                                "GET /a\x01 HTTP/1.1", "GET /\x7f HTTP/1.1", "GET\t/ HTTP/1.1"})
+  for (std::string_view line :
+       {"garbage", "GET /", "GET  / HTTP/1.1", "GET / HTTP/1.1 ", "GET / HTTP/2.0", "GET / HTTP/1.10", "GET / http/1.1",
+        "G(T / HTTP/1.1", " GET / HTTP/1.1", "GET /a\x01 HTTP/1.1", "GET /\x7f HTTP/1.1", "GET\t/ HTTP/1.1"})
     expect_refused(std::string(line) + "\r\nHost: a\r\n\r\n", Fault::malformed);
 }
 

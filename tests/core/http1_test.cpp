@@ -13,9 +13,7 @@ namespace {
 using State = ResponseReader::State;
 
 // Feeds `bytes` in one piece and checks that all of it was consumed.
-void feed_all(ResponseReader& reader, std::string_view bytes) {
-  EXPECT_EQ(reader.feed(bytes), bytes.size());
-}
+void feed_all(ResponseReader& reader, std::string_view bytes) { EXPECT_EQ(reader.feed(bytes), bytes.size()); }
 
 // Feeds `bytes` one at a time; returns how many were consumed.
 std::size_t feed_bytewise(ResponseReader& reader, std::string_view bytes) {
@@ -137,8 +135,10 @@ TEST(Http1, SkipsEarlyHintsAndKeepsNoneOfTheirHeaders) {
 }
 
 TEST(Http1, SkipsSeveralInterimAnswersAndLeavesTheNextResponse) {
-  const std::string first = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\nX-A: 1\r\n\r\n"
-                            "HTTP/1.1 103 Early Hints\r\nLink: <a>\r\n\r\n" + std::string(kOk);
+  const std::string first =
+      "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\nX-A: 1\r\n\r\n"
+      "HTTP/1.1 103 Early Hints\r\nLink: <a>\r\n\r\n" +
+      std::string(kOk);
   const std::string both = first + "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
   ResponseReader reader;
   reader.reset(true);
@@ -206,7 +206,8 @@ TEST(Http1, AnEndlessStreamOfInterimAnswersFailsWithTheReason) {
 TEST(Http1, RejectsSwitchingProtocolsThatWasNeverAskedFor) {
   ResponseReader reader;
   reader.reset(false);
-  reader.feed("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" + std::string(kOk));
+  reader.feed("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n" +
+              std::string(kOk));
   ASSERT_EQ(reader.state(), State::error);
   EXPECT_NE(reader.error().find("101"), std::string::npos) << reader.error();
   EXPECT_FALSE(reader.keep_alive());
@@ -284,8 +285,9 @@ TEST(Http1, ParsesRetryAfterSeconds) {
 TEST(Http1, IgnoresRetryAfterDates) {
   ResponseReader reader;
   reader.reset(false);
-  feed_all(reader,
-           "HTTP/1.1 503 Service Unavailable\r\nRetry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\nContent-Length: 0\r\n\r\n");
+  feed_all(
+      reader,
+      "HTTP/1.1 503 Service Unavailable\r\nRetry-After: Wed, 21 Oct 2015 07:28:00 GMT\r\nContent-Length: 0\r\n\r\n");
   ASSERT_EQ(reader.state(), State::done) << reader.error();
   EXPECT_EQ(reader.status(), 503u);
   EXPECT_FALSE(reader.retry_after());
@@ -430,7 +432,8 @@ TEST(Http1, ResetMakesAReaderReusable) {
   reader.reset(true);
   EXPECT_EQ(reader.state(), State::need_more);
   EXPECT_TRUE(reader.error().empty());
-  feed_all(reader, "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx");
+  feed_all(reader,
+           "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx");
   ASSERT_EQ(reader.state(), State::done) << reader.error();
 
   reader.reset(true);

@@ -80,7 +80,8 @@ TEST(Profile, RoundTripsThroughItsJson) {
 }
 
 TEST(Profile, NamesTheFieldOfEveryMistake) {
-  EXPECT_NE(error_of(R"({"encodingg": "form"})").find("field \"encodingg\" is not a profile setting"), std::string::npos);
+  EXPECT_NE(error_of(R"({"encodingg": "form"})").find("field \"encodingg\" is not a profile setting"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"encoding": "xml"})").find("field \"encoding\" must be \"form\", \"json\" or \"query\""),
             std::string::npos);
   EXPECT_NE(error_of(R"({"statuses": {"auth": [200]}})").find("statuses.auth"), std::string::npos);

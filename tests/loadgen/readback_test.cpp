@@ -39,14 +39,16 @@ TEST(LoadReadback, MergeOfTwoShardsEqualsOneRunOverTheSameSamples) {
 TEST(LoadReadback, MergeIsCommutativeInItsFigures) {
   const auto a = read_load_document(result_document(synthetic_load_run(Scenario::mixed, 1)));
   const auto b = read_load_document(result_document(synthetic_load_run(Scenario::mixed, 2)));
-  EXPECT_EQ(result_document(merge_load_runs(a, b)).at("operations"), result_document(merge_load_runs(b, a)).at("operations"));
+  EXPECT_EQ(result_document(merge_load_runs(a, b)).at("operations"),
+            result_document(merge_load_runs(b, a)).at("operations"));
 }
 
 TEST(LoadReadback, ThresholdsAreEvaluatedAgainOnTheMergedData) {
   auto a = synthetic_load_run(Scenario::mixed, 1);
   auto b = synthetic_load_run(Scenario::mixed, 2);
   b.thresholds = {parse_threshold("requests>3000")};  // neither shard alone has 3000 requests
-  const auto merged = result_document(merge_load_runs(read_load_document(result_document(a)), read_load_document(result_document(b))));
+  const auto merged =
+      result_document(merge_load_runs(read_load_document(result_document(a)), read_load_document(result_document(b))));
   bool found = false;
   for (const auto& t : merged.at("thresholds").as_array())
     if (t.at("expression") == "requests>3000") {
@@ -64,7 +66,8 @@ TEST(LoadReadback, ALongRunsSeriesIsCoarsenedExactly) {
   const std::size_t seconds = Stats::kMaxSeriesPoints * 3 + 7;  // needs a step of 4
   for (std::size_t t = 0; t < seconds; ++t)
     for (int i = 0; i < 3; ++i)
-      fine.record_second(static_cast<std::int64_t>(t) * 1'000'000'000 + i, 1000 + static_cast<std::int64_t>(t * 10 + i), i == 0);
+      fine.record_second(static_cast<std::int64_t>(t) * 1'000'000'000 + i, 1000 + static_cast<std::int64_t>(t * 10 + i),
+                         i == 0);
   fine.close_seconds();
   Stats coarse = fine;
   coarse.coarsen(Stats::kMaxSeriesPoints);
@@ -151,7 +154,8 @@ TEST(LoadReadback, ErrorsNameTheField) {
     read_load_document(broken);
     FAIL() << "a broken histogram was read";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("operations.call.latency_uncorrected.histogram"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("operations.call.latency_uncorrected.histogram"), std::string::npos)
+        << e.what();
   }
   broken = doc;
   broken["kind"] = "contract";

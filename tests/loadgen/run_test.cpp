@@ -182,9 +182,9 @@ TEST_F(LoadRun, OpenLoopMeasuresFromTheDueTimeSoAStallCannotHide) {
 TEST_F(LoadRun, MixedTouchesEveryEndpointAndPutsTheTargetBack) {
   start();
   config_.scenario = Scenario::mixed;
-  config_.mix = {{OpKind::list_agents, 1}, {OpKind::get_agent, 1}, {OpKind::snooze, 1}, {OpKind::wake, 1},
-                 {OpKind::db_get, 1},      {OpKind::db_set, 1},    {OpKind::list_aliases, 1},
-                 {OpKind::tag, 1},         {OpKind::call, 1}};
+  config_.mix = {{OpKind::list_agents, 1},  {OpKind::get_agent, 1}, {OpKind::snooze, 1},
+                 {OpKind::wake, 1},         {OpKind::db_get, 1},    {OpKind::db_set, 1},
+                 {OpKind::list_aliases, 1}, {OpKind::tag, 1},       {OpKind::call, 1}};
   FoundState before;
   discover(config_, before);  // it writes the key the mix reads: undo that first
   ASSERT_TRUE(restore(config_, before).empty());
@@ -394,8 +394,8 @@ const OpStats& get_stats(const LoadResult& r) { return r.stats.ops[static_cast<s
 TEST(LoadHostile, InterimAnswersBeforeEachAnswerCostNoErrors) {
   ScriptedServer server([](int fd, const std::atomic<bool>& stopping) {
     for (int n = 0; !stopping; ++n) {
-      const std::string interim = n % 2 ? "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
-                                        : std::string(kContinue);
+      const std::string interim =
+          n % 2 ? "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n" : std::string(kContinue);
       if (!ScriptedServer::write_all(fd, interim + std::string(kOk))) return;
       if (ScriptedServer::read_head(fd, stopping).empty()) return;
     }
@@ -454,8 +454,7 @@ TEST(LoadHostile, EndlessChunkedBodyTimesOutAndTheRunEnds) {
 
 TEST(LoadHostile, ContinueEvery50msTimesOutEachRequestAndTheRunEnds) {
   ScriptedServer server([](int fd, const std::atomic<bool>& stopping) {
-    while (!stopping && ScriptedServer::write_all(fd, kContinue))
-      std::this_thread::sleep_for(50ms);
+    while (!stopping && ScriptedServer::write_all(fd, kContinue)) std::this_thread::sleep_for(50ms);
   });
   auto config = hostile_config(server.port());
   Progress progress;
@@ -488,7 +487,8 @@ TEST(LoadHostile, StopEndsRequestsInFlightWithinAboutASecond) {
 TEST(LoadHostile, RetryAfterDoesNotOutliveTheRun) {
   ScriptedServer server([](int fd, const std::atomic<bool>& stopping) {
     do {
-      if (!ScriptedServer::write_all(fd, "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 10\r\nContent-Length: 0\r\n\r\n"))
+      if (!ScriptedServer::write_all(fd,
+                                     "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 10\r\nContent-Length: 0\r\n\r\n"))
         return;
     } while (!ScriptedServer::read_head(fd, stopping).empty());
   });

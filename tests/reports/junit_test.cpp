@@ -22,7 +22,6 @@ namespace {
 
 namespace json = boost::json;
 
-
 using test::Element;
 using test::XmlReader;
 
@@ -49,8 +48,9 @@ const Element* case_named(const Element& suite, std::string_view name) {
 // --- the checker itself rejects what it must --------------------------------
 
 TEST(JunitXmlChecker, RejectsMalformedXml) {
-  for (std::string_view bad : {"<a>x < y</a>", "<a>fish & chips</a>", "<a b=\"1\">&foo;</a>", "<a><b></a></b>",
-                               "<a>\x01</a>", "<a b='1'/>", "<a b=\"x<y\"/>", "<a>", "<a/><b/>", "<a b=\"1\"c=\"2\"/>"}) {
+  for (std::string_view bad :
+       {"<a>x < y</a>", "<a>fish & chips</a>", "<a b=\"1\">&foo;</a>", "<a><b></a></b>", "<a>\x01</a>", "<a b='1'/>",
+        "<a b=\"x<y\"/>", "<a>", "<a/><b/>", "<a b=\"1\"c=\"2\"/>"}) {
     XmlReader reader(bad);
     EXPECT_FALSE(reader.parse()) << "accepted: " << bad;
   }

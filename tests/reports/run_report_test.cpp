@@ -49,9 +49,11 @@ json::object with_error_rate(json::object load, std::uint64_t errors) {
   return load;
 }
 
-const json::object* figure(const json::object& comparison, std::string_view scenario, std::string_view op, std::string_view name) {
+const json::object* figure(const json::object& comparison, std::string_view scenario, std::string_view op,
+                           std::string_view name) {
   for (const auto& f : comparison.at("figures").as_array())
-    if (f.at("scenario").as_string() == scenario && f.at("operation").as_string() == op && f.at("figure").as_string() == name)
+    if (f.at("scenario").as_string() == scenario && f.at("operation").as_string() == op &&
+        f.at("figure").as_string() == name)
       return &f.get_object();
   return nullptr;
 }
@@ -140,7 +142,8 @@ TEST(RunDocument, VerdictIsTheWorstOfItsParts) {
   const auto base = parts();
   doc = run_document(good, compare(parts(2.0), base, 20, "old.json", base.loads[0]), meta());
   EXPECT_EQ(doc.at("verdict").at("exit_code"), 1);
-  EXPECT_NE(std::string(doc.at("verdict").at("reason").as_string()).find("regressed beyond 20.0% of the baseline"), std::string::npos);
+  EXPECT_NE(std::string(doc.at("verdict").at("reason").as_string()).find("regressed beyond 20.0% of the baseline"),
+            std::string::npos);
 
   auto m = meta();
   m.problems.push_back("race load: cannot reach the target");
@@ -185,7 +188,8 @@ TEST(HtmlReport, IsWellFormedWithEverySection) {
   for (const auto* tag : {"h2", "h3"})
     for (const auto* h : root->descendants(tag))
       if (auto id = h->attr("id")) ids.push_back(*id);
-  for (const auto* want : {"comparison", "contract", "coverage", "checks", "load-race", "load-mixed", "race", "configuration"})
+  for (const auto* want :
+       {"comparison", "contract", "coverage", "checks", "load-race", "load-mixed", "race", "configuration"})
     EXPECT_NE(std::find(ids.begin(), ids.end(), want), ids.end()) << "no section " << want;
   // Percentile curves, latency and throughput over time, per load; winners and skew for the race.
   EXPECT_EQ(root->descendants("svg").size(), 3u + 3u + 2u);
@@ -263,7 +267,8 @@ TEST(RunJunit, TestcasePerCheckThresholdAndRegressionFigure) {
     EXPECT_EQ(suite->attr("tests"), std::to_string(mine.size())) << suites.back();
     std::size_t failed = 0;
     for (const auto* c : mine) {
-      EXPECT_TRUE(c->attr("classname") && c->attr("name") && c->attr("time")) << "a testcase lacks the common attributes";
+      EXPECT_TRUE(c->attr("classname") && c->attr("name") && c->attr("time"))
+          << "a testcase lacks the common attributes";
       failed += c->child("failure") != nullptr;
     }
     EXPECT_EQ(suite->attr("failures"), std::to_string(failed)) << suites.back();
@@ -272,7 +277,8 @@ TEST(RunJunit, TestcasePerCheckThresholdAndRegressionFigure) {
   }
   EXPECT_EQ(root->attr("tests"), std::to_string(cases));
   EXPECT_EQ(root->attr("failures"), std::to_string(failures));
-  EXPECT_EQ(suites, (std::vector<std::string>{"endpoints", "binding", "rules", "load.race", "load.mixed", "regressions"}));
+  EXPECT_EQ(suites,
+            (std::vector<std::string>{"endpoints", "binding", "rules", "load.race", "load.mixed", "regressions"}));
   const auto regressions = root->all("testsuite").back()->all("testcase");
   EXPECT_EQ(regressions.size(), doc.at("comparison").at("figures").as_array().size());
   bool named = false;
@@ -294,7 +300,6 @@ TEST(RunTerminal, NamesRegressionsAndTheVerdict) {
   EXPECT_NE(text.find("REGRESSED race call p99"), std::string::npos) << text;
   EXPECT_NE(text.find("verdict of the run: FAILED"), std::string::npos) << text;
 }
-
 
 // ---- what the producer knew, the report shows
 

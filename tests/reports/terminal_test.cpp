@@ -94,8 +94,9 @@ TEST(TerminalSummary, ShowsTheFailingCheckWithMessageFindingsAndCurlEvidence) {
   EXPECT_TRUE(contains(head, "MUST E8 C1 C2")) << out;
   EXPECT_TRUE(contains(out, "tag answered 500 instead of 200")) << out;
   EXPECT_TRUE(contains(out, "MUST C1: the body is not JSON")) << "the other finding is shown: " << out;
-  EXPECT_TRUE(contains(out, "$ curl -sS -X POST -H 'Apikey: $CRH_API_KEY' --data 'tag=crh-1&minutes=5' "
-                            "http://127.0.0.1:18080/channels/7/alias-numbers/tag"))
+  EXPECT_TRUE(contains(out,
+                       "$ curl -sS -X POST -H 'Apikey: $CRH_API_KEY' --data 'tag=crh-1&minutes=5' "
+                       "http://127.0.0.1:18080/channels/7/alias-numbers/tag"))
       << out;
   EXPECT_TRUE(contains(out, "-> HTTP 500 <b>boom</b>")) << out;
 }
@@ -121,7 +122,8 @@ TEST(TerminalSummary, VerboseListsPassingAndSkippedChecksWithTheirEvidence) {
 
 TEST(TerminalSummary, ShowsTheSuiteTableWithCounts) {
   const auto out = contract_summary(failed_result(), {});
-  EXPECT_EQ(words(line_starting(out, "suite ")), (std::vector<std::string>{"suite", "pass", "warn", "fail", "skip", "indet"}))
+  EXPECT_EQ(words(line_starting(out, "suite ")),
+            (std::vector<std::string>{"suite", "pass", "warn", "fail", "skip", "indet"}))
       << out;
   EXPECT_EQ(words(line_starting(out, "endpoints ")), (std::vector<std::string>{"endpoints", "1", "1", "1", "0", "0"}))
       << out;
@@ -239,7 +241,6 @@ TEST(TerminalSummary, EmbeddedTargetIsSaidSo) {
   EXPECT_TRUE(contains(lines_of(contract_summary(doc, {})).at(0), "(the embedded reference service)"));
   EXPECT_FALSE(contains(contract_summary(failed_result(), {}), "embedded"));
 }
-
 
 // A document with fields removed (a truncated file, another version): the
 // summary shows what is there, names what is not, and does not throw.
