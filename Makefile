@@ -35,7 +35,7 @@ sanitize: deps
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS)
 
-# libFuzzer targets (clang) for the load path's response reader and the
+# libFuzzer targets (clang) for the HTTP/1 readers of core/http1 and the
 # reference service's request handling, each run FUZZ_SECONDS on its seeds.
 FUZZ_SECONDS ?= 60
 fuzz: deps

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/outside.hpp"
+#include "core/result_keys.hpp"
 
 namespace crh::loadgen {
 namespace {
@@ -58,24 +59,48 @@ std::string_view to_string(Outcome o) {
   return "?";
 }
 
+namespace {
+
+// `,"key":` (or `{"key":` for the first field): the keys of a proof operation
+// are the result document's (core/result_keys.hpp).
+void field(std::string& out, std::string_view key, bool first = false) {
+  out += first ? "{\"" : ",\"";
+  out += key;
+  out += "\":";
+}
+
+}  // namespace
+
 std::string to_json_line(const Op& op) {
-  std::string out = "{\"round\":" + std::to_string(op.round) + ",\"op\":\"";
+  namespace p = core::keys::proof;
+  std::string out;
+  field(out, p::round, true);
+  out += std::to_string(op.round);
+  field(out, p::op);
+  out += '"';
   out += to_string(op.kind);
-  out += "\",\"alias\":";
+  out += '"';
+  field(out, p::alias);
   append_json_string(out, core::composed(op.alias));  // the target named it: it could echo the key
   if (!op.caller.empty()) {
-    out += ",\"caller\":";
+    field(out, p::caller);
     append_json_string(out, op.caller);
   }
-  out += ",\"invoke_ns\":" + std::to_string(op.invoke_ns) + ",\"complete_ns\":" + std::to_string(op.complete_ns) +
-         ",\"outcome\":\"";
+  field(out, p::invoke_ns);
+  out += std::to_string(op.invoke_ns);
+  field(out, p::complete_ns);
+  out += std::to_string(op.complete_ns);
+  field(out, p::outcome);
+  out += '"';
   out += to_string(op.outcome);
-  out += "\",\"status\":" + std::to_string(op.status);
+  out += '"';
+  field(out, p::status);
+  out += std::to_string(op.status);
   if (!op.error.empty()) {
-    out += ",\"error\":";
+    field(out, p::error);
     append_json_string(out, op.error);
   }
-  out += "}";
+  out += '}';
   return out;
 }
 

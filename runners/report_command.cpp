@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include "commands.hpp"
+#include "core/result_keys.hpp"
 #include "documents.hpp"
 #include "exit_codes.hpp"
 #include "flags.hpp"
@@ -15,6 +16,7 @@
 #include "reports/run_terminal.hpp"
 
 namespace crh::runners {
+namespace keys = core::keys;
 namespace json = boost::json;
 namespace {
 
@@ -44,14 +46,14 @@ int run_report_command(const ReportOptions& o) {
   reports::RunMeta meta = meta_of(documents, true);
   json::array inputs;
   for (const auto& [file, doc] : documents) inputs.emplace_back(file);
-  meta.config["report_inputs"] = std::move(inputs);
+  meta.config[keys::run_config::report_inputs] = std::move(inputs);
   if (!o.baseline.file.empty()) {
-    meta.config["baseline"] = o.baseline.file;
-    meta.config["max_regression_pct"] = o.baseline.max_regression;
+    meta.config[keys::run_config::baseline] = o.baseline.file;
+    meta.config[keys::run_config::max_regression_pct] = o.baseline.max_regression;
   }
 
   const auto doc = reports::run_document(std::move(parts), std::move(comparison), meta);
-  int exit_code = static_cast<int>(doc.at("verdict").at("exit_code").to_number<long>());
+  int exit_code = static_cast<int>(doc.at(keys::envelope::verdict).at(keys::verdict::exit_code).to_number<long>());
   exit_code = with_output_problems("crh report", write_outputs(doc, o.output.files()), exit_code);
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   try {
