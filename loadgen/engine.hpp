@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/profile.hpp"
 #include "core/target.hpp"
 #include "loadgen/checker.hpp"
 #include "loadgen/history.hpp"
@@ -33,6 +34,7 @@ struct MixEntry {
 
 struct LoadConfig {
   core::Target target;
+  core::ExpectedStatuses statuses;  // the profile's: which refusals are a "no" by design, not an error
   Scenario scenario = Scenario::race;
   int connections = 0;  // closed loop: connections; race: rounds in flight; 0: the scenario's default
   double rate = 0;      // open loop: requests per second over all connections; 0: closed loop

@@ -156,7 +156,11 @@ net::awaitable<void> watchdog(Worker& w);
 // ---- recording.cpp: what an answer counts as
 
 Outcome outcome_of(const Answer& a);
-bool is_error(OpKind op, const Answer& a);
+// An error of the target: no answer, a 5xx, or a refusal the profile does not
+// expect for `op` (a throttled 429 is not one).
+bool is_error(const LoadConfig& c, OpKind op, const Answer& a);
+// The answer to a tag that says every alias is tagged (the profile's statuses).
+bool all_tagged(const LoadConfig& c, unsigned status);
 // Counts one operation if `counted_at` is inside the measured window.
 void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock::time_point sent,
             Clock::time_point counted_at);

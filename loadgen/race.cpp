@@ -125,7 +125,7 @@ net::awaitable<std::optional<std::string>> tag_alias(Worker& w, Slot& s, Clock::
   Run& run = w.run;
   tag = co_await exchange(w, *s.control, s.tag_bytes, true, tag_sent);
   record(w, OpKind::tag, tag, tag_sent, tag_sent, tag_sent);
-  if (tag.status == 409) {  // every alias tagged: wait for a round to end
+  if (all_tagged(run.config, tag.status)) {  // every alias tagged: wait for a round to end
     ++w.stats.race.tag_busy;
     co_await sleep_for(run, *s.control, std::chrono::milliseconds(2));
     co_return std::nullopt;

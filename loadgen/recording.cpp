@@ -12,17 +12,26 @@ Outcome outcome_of(const Answer& a) {
 
 namespace {
 
-// The answers an operation may get that are a "no" by design, not an error.
-bool expected_refusal(OpKind op, unsigned status) {
-  return (status == 409 && op == OpKind::tag) || (status == 403 && (op == OpKind::call || op == OpKind::recall));
+bool one_of(const std::vector<unsigned>& statuses, unsigned status) {
+  return std::find(statuses.begin(), statuses.end(), status) != statuses.end();
+}
+
+// The answers an operation may get that are a "no" by design, not an error:
+// the profile's statuses for every alias tagged and for a refused call.
+bool expected_refusal(const core::ExpectedStatuses& s, OpKind op, unsigned status) {
+  if (op == OpKind::tag) return one_of(s.all_tagged, status);
+  if (op == OpKind::call || op == OpKind::recall) return one_of(s.call_refused, status);
+  return false;
 }
 
 }  // namespace
 
-bool is_error(OpKind op, const Answer& a) {
+bool all_tagged(const LoadConfig& c, unsigned status) { return one_of(c.statuses.all_tagged, status); }
+
+bool is_error(const LoadConfig& c, OpKind op, const Answer& a) {
   if (a.status == 0 || a.status >= 500) return true;
   if (a.status < 300 || a.status == 429) return false;
-  return !expected_refusal(op, a.status);
+  return !expected_refusal(c.statuses, op, a.status);
 }
 
 // Counts one operation if `counted_at` is inside the measured window: its due
@@ -30,7 +39,7 @@ bool is_error(OpKind op, const Answer& a) {
 void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock::time_point sent,
             Clock::time_point counted_at) {
   if (a.interrupted) return;  // the run ended first: it says nothing about the target
-  const bool error = is_error(op, a);
+  const bool error = is_error(w.run.config, op, a);
   w.requests.fetch_add(1, std::memory_order_relaxed);
   if (error) w.errors.fetch_add(1, std::memory_order_relaxed);
   if (counted_at < w.run.measure_from || counted_at >= w.run.measure_until) return;
@@ -41,7 +50,7 @@ void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock:
   if (a.status) ++s.statuses[std::min<unsigned>(a.status, 599)];
   else ++s.failures[static_cast<std::size_t>(a.failure)];
   s.errors += error;
-  s.refusals += expected_refusal(op, a.status);
+  s.refusals += expected_refusal(w.run.config.statuses, op, a.status);
   s.throttled += a.status == 429;
   w.stats.record_second(std::chrono::duration_cast<std::chrono::nanoseconds>(counted_at - w.run.measure_from).count(),
                         latency, error);

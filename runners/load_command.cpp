@@ -54,7 +54,11 @@ int parse_load_texts(const LoadOptions& o, loadgen::LoadConfig& config, std::vec
     }
     config.mix = loadgen::parse_mix(o.mix.empty() ? loadgen::kDefaultMix : std::string_view(o.mix));
     thresholds = loadgen::parse_thresholds(o.load.thresholds);
-    if (!o.target.profile_file.empty()) config.target.dialect = core::load_profile(o.target.profile_file).dialect;
+    if (!o.target.profile_file.empty()) {
+      const auto profile = core::load_profile(o.target.profile_file);
+      config.target.dialect = profile.dialect;
+      config.statuses = profile.statuses;
+    }
   } catch (const std::exception& e) {
     std::cerr << "crh load: " << e.what() << "\n";
     return kExitUsage;

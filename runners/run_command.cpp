@@ -51,6 +51,7 @@ struct RunInputs {
 struct RunContext {
   const RunCommandOptions& o;
   core::Target target;
+  core::ExpectedStatuses statuses;  // the profile's, for the loads' expected refusals
   bool embedded = false;
   bool tty = false;
   bool progress = false;  // progress lines on the terminal
@@ -135,6 +136,7 @@ std::optional<std::string> reason_to_skip(const std::string& scenario, const con
 loadgen::LoadConfig load_config_for(const std::string& scenario, const RunContext& ctx, double rate) {
   loadgen::LoadConfig config;
   config.target = ctx.target;
+  config.statuses = ctx.statuses;
   config.scenario = parse_scenario(scenario);
   ctx.o.load.apply_to(config);
   if (config.scenario != loadgen::Scenario::race) config.rate = rate;
@@ -222,6 +224,7 @@ int run_run_command(const RunCommandOptions& o) {
 
   RunContext ctx{.o = o, .target = o.target.target()};
   ctx.target.dialect = inputs->profile.dialect;
+  ctx.statuses = inputs->profile.statuses;
   ctx.tty = ::isatty(STDOUT_FILENO) == 1;
   ctx.progress = ctx.tty && !o.output.quiet;
   std::unique_ptr<reference::Server> embedded;
