@@ -62,7 +62,7 @@ struct LoadResult {
   std::uint64_t violation_count = 0;
   std::vector<Violation> violations;  // the first max_violations_kept
   std::uint64_t history_ops = 0;      // operations written to --history
-  int connections = 0;                // connections it ran (race: rounds in flight), defaults resolved
+  int connections = 0;                // connections it ran (race: rounds in flight), defaults resolved; 0: not known
   double wall_s = 0;                  // measured time actually elapsed
   double intended_rate = 0;           // open loop: the asked rate; else 0
   double achieved_rate = 0;           // requests completed per second while measuring

@@ -145,7 +145,7 @@ void read_verdict_and_totals(const json::object& doc, LoadRun& run) {
   r.stats.late = count_at(totals, t::late, k::load::totals);
   r.stats.lag = histogram_at(object_at(totals, t::lag, k::load::totals), "totals.lag");
   if (totals.contains(t::connections))  // absent in older documents, and when not known
-    run.info.connections = static_cast<int>(integer_at(totals, t::connections, k::load::totals));
+    run.result.connections = static_cast<int>(integer_at(totals, t::connections, k::load::totals));
 }
 
 void read_operations(const json::object& doc, LoadResult& r) {
@@ -284,7 +284,8 @@ LoadRun merge_load_runs(LoadRun a, const LoadRun& b) {
   a.info.started = std::min(a.info.started, b.info.started);
   a.info.embedded = a.info.embedded && b.info.embedded;
   // The shards ran side by side: their connections add, when both are known.
-  a.info.connections = a.info.connections > 0 && b.info.connections > 0 ? a.info.connections + b.info.connections : 0;
+  a.result.connections =
+      a.result.connections > 0 && b.result.connections > 0 ? a.result.connections + b.result.connections : 0;
   a.info.restore_problems.insert(a.info.restore_problems.end(), b.info.restore_problems.begin(),
                                  b.info.restore_problems.end());
   return a;

@@ -161,8 +161,8 @@ int exit_code_of(const LoadResult& r, const std::vector<ThresholdVerdict>& verdi
   return 0;
 }
 
-int connections_run(const LoadConfig& config, const RunInfo& info) {
-  return info.connections > 0 ? info.connections : std::max(0, config.connections);
+int connections_run(const LoadConfig& config, const LoadResult& result) {
+  return result.connections > 0 ? result.connections : std::max(0, config.connections);
 }
 
 namespace {
@@ -293,7 +293,7 @@ json::object result_document(const LoadConfig& c, const LoadResult& r, const std
                                            c.target.channel, info.embedded);
   doc[k::envelope::config] = config_json(c);
   doc[k::envelope::verdict] = verdict_json(r, verdicts);
-  doc[l::totals] = totals_json(r, connections_run(c, info));
+  doc[l::totals] = totals_json(r, connections_run(c, r));
   json::object ops;
   for (std::size_t i = 0; i < kOpKinds; ++i)
     if (r.stats.ops[i].count()) ops[to_string(static_cast<OpKind>(i))] = op_json(r.stats.ops[i], r.wall_s);

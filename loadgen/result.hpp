@@ -43,14 +43,12 @@ struct RunInfo {
   std::chrono::system_clock::time_point started;
   bool embedded = false;
   std::vector<std::string> restore_problems;
-  // The connections the engine ran (race: rounds in flight), which differ from
-  // config.connections when that is 0 (the scenario's default); 0: not known.
-  int connections = 0;
 };
 
-// What the document says the generator ran with: info.connections, else the
-// configured connections; 0 when neither is known (the field is left out).
-int connections_run(const LoadConfig& config, const RunInfo& info);
+// What the document says the generator ran with: result.connections (which
+// differs from config.connections when that is 0, the scenario's default),
+// else the configured connections; 0 when neither is known (left out).
+int connections_run(const LoadConfig& config, const LoadResult& result);
 
 boost::json::object result_document(const LoadConfig& config, const LoadResult& result,
                                     const std::vector<ThresholdVerdict>& verdicts, const RunInfo& info);

@@ -91,7 +91,6 @@ LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vecto
     session.exit_code = kExitUnreachable;
     session.error = core::composed(e.what());
   }
-  info.connections = result.connections;
   info.restore_problems = loadgen::restore(config, found);
   if (failed) return session;
 

@@ -112,23 +112,23 @@ TEST(LoadReadback, TheConnectionsRunAreWrittenReadBackAndAdded) {
   EXPECT_EQ(result_document(run).at("totals").at("connections"), 5)
       << "the configured number, when the engine did not say";
   run.config.connections = 0;  // the scenario's default
-  run.info.connections = 7;    // what the engine ran
+  run.result.connections = 7;    // what the engine ran
   auto doc = result_document(run);
   EXPECT_EQ(doc.at("totals").at("connections"), 7);
   EXPECT_EQ(doc.at("config").at("connections"), 0) << "the config stays what was asked";
-  EXPECT_EQ(read_load_document(json::parse(json::serialize(doc)).as_object()).info.connections, 7);
+  EXPECT_EQ(read_load_document(json::parse(json::serialize(doc)).as_object()).result.connections, 7);
 
-  run.info.connections = 0;  // neither known: left out, not guessed
+  run.result.connections = 0;  // neither known: left out, not guessed
   doc = result_document(run);
   EXPECT_FALSE(doc.at("totals").as_object().contains("connections"));
   EXPECT_EQ(json::serialize(result_document(read_load_document(doc))), json::serialize(doc));
 
   auto a = read_load_document(result_document(synthetic_load_run(Scenario::race, 1)));
   auto b = read_load_document(result_document(synthetic_load_run(Scenario::race, 2)));
-  a.info.connections = 4;
-  b.info.connections = 6;
+  a.result.connections = 4;
+  b.result.connections = 6;
   EXPECT_EQ(result_document(merge_load_runs(a, b)).at("totals").at("connections"), 10);
-  b.info.connections = 0;  // one shard did not say: the configured connections (2 + 3) are what is known
+  b.result.connections = 0;  // one shard did not say: the configured connections (2 + 3) are what is known
   EXPECT_EQ(result_document(merge_load_runs(a, b)).at("totals").at("connections"), 5);
 }
 

@@ -313,7 +313,7 @@ std::string load_paragraph(const std::string& html, std::string_view scenario) {
 TEST(HtmlReport, ShowsTheRoundsInFlightTheProducerWrote) {
   auto race = synthetic_load_run(Scenario::race, 0);
   race.config.connections = 0;  // the scenario's default: only the engine knows how many ran
-  race.info.connections = 3;
+  race.result.connections = 3;
   RunParts p;
   p.loads.push_back(loadgen::result_document(race));
   ASSERT_EQ(p.loads[0].at("totals").at("connections"), 3);
@@ -329,7 +329,7 @@ TEST(HtmlReport, ShowsTheRoundsInFlightTheProducerWrote) {
       << load_paragraph(html, "race");
 
   // Neither: not guessed, and said to be missing.
-  race.info.connections = 0;
+  race.result.connections = 0;
   p.loads[0] = loadgen::result_document(race);
   ASSERT_FALSE(p.loads[0].at("totals").as_object().contains("connections"));
   html = html_report(run_document(p, std::nullopt, meta()));
