@@ -79,7 +79,7 @@ json::value agent_op(CheckContext& ctx, const std::string& id, const char* op) {
 
 std::string tag(CheckContext& ctx, const std::string& name, int minutes) {
   const std::string path = tag_path(ctx.target().channel);
-  auto e = ctx.send(Operation::tag, {.tag = name, .minutes = minutes});
+  auto e = ctx.send(Operation::tag, {.tag = name, .minutes = ctx.target().dialect.minutes.fit(minutes)});
   auto body = ctx.ok_json(e, "E8", "POST " + path);
   auto id = alias_id(ctx, body);
   if (!id)
@@ -192,6 +192,11 @@ std::string TagGuard::tag(const std::string& what, int minutes) {
 }
 
 void TagGuard::forget(const std::string& alias) { std::erase(aliases_, alias); }
+
+void TagGuard::adopt(const std::string& alias) {
+  ctx_.janitor().tagged(alias);
+  aliases_.push_back(alias);
+}
 
 std::optional<std::vector<std::string>> untagged_aliases(CheckContext& ctx, const std::vector<Item>& aliases) {
   std::vector<std::string> out;

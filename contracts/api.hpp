@@ -103,6 +103,7 @@ class TagGuard {
   ~TagGuard();
   std::string tag(const std::string& what, int minutes = 10);  // api::tag, remembered
   void forget(const std::string& alias);                       // deleted by the check itself
+  void adopt(const std::string& alias);                        // tagged by the check itself
 
  private:
   CheckContext& ctx_;

@@ -5,7 +5,9 @@
 // contract checks and the load generator both build and read through it.
 #pragma once
 
+#include <algorithm>
 #include <boost/json/value.hpp>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,9 +40,21 @@ struct FieldNames {
   std::vector<std::string> alias_id{"id", "alias_id", "aliasId", "ID"};
   std::string agents_list = "agents";
   std::string aliases_list = "aliases";
-  std::string agent_state = "state";     // compared before and after snooze/wake
-  std::string alias_tag = "tag";         // null or absent: untagged
-  std::string database_value = "value";  // where the database GET puts the value
+  std::string agent_state = "state";                // compared before and after snooze/wake
+  std::string alias_tag = "tag";                    // null or absent: untagged
+  std::string database_value = "value";             // where the database GET puts the value
+  std::string alias_expiry = "expires_at";          // in the alias list: when the tag ends
+  std::string alias_bound_caller = "bound_caller";  // in the alias list: the caller the alias is bound to
+};
+
+// The range of the tag's `minutes` the target accepts (the spec shows none; DESIGN.md §3).
+struct MinutesRange {
+  std::int64_t min = 1;
+  std::int64_t max = 1440;
+  bool contains(std::int64_t m) const { return m >= min && m <= max; }
+  // `m` moved into the range (and never below 1 minute): what a tag that is
+  // meant to succeed asks for.
+  int fit(int m) const { return static_cast<int>(std::clamp<std::int64_t>(m, std::max<std::int64_t>(min, 1), max)); }
 };
 
 }  // namespace crh::core

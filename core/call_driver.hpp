@@ -38,9 +38,10 @@ class ArmedCall {
   // False when arming failed (no connection): fire() then sends nothing and
   // result() says why, as an unknown outcome.
   virtual bool ready() const = 0;
-  // Releases the call; may block until it is on its way.
+  // Releases the call: returns as soon as it is on its way (microseconds),
+  // so that calls fired one after another in a loop are released together.
   virtual void fire() = 0;
-  // Waits for the outcome of a fired call (by the driver's deadline).
+  // Waits for the outcome of a fired call (by the driver's deadline); once.
   virtual CallResult result() = 0;
 };
 

@@ -22,39 +22,42 @@ CallResult CallDriver::place(const std::string& alias, const std::string& caller
   return call->result();
 }
 
-// Armed: the connection is open (a request went through on it), the call's
-// request is built; fire() sends it and reads the answer.
+// Armed: the connection is open (a request went through on it) and the
+// call's request is written but for its last byte; fire() writes that byte,
+// result() reads the answer. Many armed calls fired in a row reach the target
+// within microseconds of each other, whatever their connections cost.
 class HttpCallDriver::Armed : public ArmedCall {
  public:
   Armed(const HttpCallDriver& driver, HttpRequest request)
-      : driver_(driver), client_(driver.target_.base, driver.client_), request_(std::move(request)) {
+      : driver_(driver), client_(driver.target_.base, driver.client_) {
     auto warm = api::request(driver.target_, api::Operation::list_agents);
     warm.headers.push_back({"Apikey", driver.target_.api_key});
     warm_ = client_.send(std::move(warm));
+    if (warm_.answered()) client_.hold(std::move(request));
   }
 
   bool ready() const override { return warm_.answered(); }
 
   void fire() override {
-    if (!warm_.answered()) {  // the connection could not be opened: the call never went out
-      result_ = driver_.result_of(warm_);
-      result_.evidence = "could not open the caller's connection: " + result_.evidence;
-      result_.exchange.reset();  // that exchange was not the call
-      return;
-    }
-    auto e = client_.send(std::move(request_));
-    if (driver_.observe_) driver_.observe_(e);
-    result_ = driver_.result_of(std::move(e));
+    if (warm_.answered()) client_.release();
   }
 
-  CallResult result() override { return std::move(result_); }
+  CallResult result() override {
+    if (!warm_.answered()) {  // the connection could not be opened: the call never went out
+      auto r = driver_.result_of(warm_);
+      r.evidence = "could not open the caller's connection: " + r.evidence;
+      r.exchange.reset();  // that exchange was not the call
+      return r;
+    }
+    auto e = client_.answer();
+    if (driver_.observe_) driver_.observe_(e);
+    return driver_.result_of(std::move(e));
+  }
 
  private:
   const HttpCallDriver& driver_;
   HttpClient client_;
-  HttpRequest request_;
   Exchange warm_;
-  CallResult result_;
 };
 
 HttpCallDriver::HttpCallDriver(Target target, ClientConfig client, std::function<void(const Exchange&)> observe)

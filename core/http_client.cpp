@@ -100,7 +100,15 @@ struct HttpClient::Impl {
   http1::ResponseReader reader;
   Clock::time_point last_used;
   bool interrupted = false;  // config.cancel closed the socket during this send()
-  bool timed_out = false;    // the deadline closed the socket during the last run()
+  // The exchange in progress (HttpClient::hold, release, answer): its
+  // request, the bytes still to write, why it already failed, if it did, and
+  // the clock its deadline and elapsed time run from.
+  Exchange held;
+  std::string tail;
+  std::optional<Failure> failure;
+  Clock::time_point exchange_start;
+  Clock::time_point exchange_deadline;
+  bool timed_out = false;  // the deadline closed the socket during the last run()
 
   bool cancel_requested() const { return config.cancel && config.cancel->load(std::memory_order_relaxed); }
   std::string timeout_text() const { return std::to_string(config.timeout.count()) + " ms"; }
@@ -157,8 +165,11 @@ struct HttpClient::Impl {
 
   std::optional<Failure> resolve();
   std::optional<Failure> connect(Clock::time_point t0, Clock::time_point deadline);
-  std::optional<Failure> write(const HttpRequest& request, Clock::time_point deadline);
+  std::optional<Failure> write(std::string_view bytes, Clock::time_point deadline);
   std::optional<Failure> read_answer(const HttpRequest& request, Clock::time_point deadline);
+  void start(HttpRequest request, std::size_t held_back);
+  void release();
+  Exchange answer();
   std::optional<Failure> read_some(Clock::time_point deadline);
   Failure answer_failure() const;
   std::string after_interim() const;
@@ -194,8 +205,8 @@ std::optional<Failure> HttpClient::Impl::connect(Clock::time_point t0, Clock::ti
   return std::nullopt;
 }
 
-std::optional<Failure> HttpClient::Impl::write(const HttpRequest& request, Clock::time_point deadline) {
-  const std::string bytes = http1::serialize_request(request, base, "", "");
+std::optional<Failure> HttpClient::Impl::write(std::string_view bytes, Clock::time_point deadline) {
+  if (bytes.empty()) return std::nullopt;
   const error_code ec = run(
       [&](auto done) {
         net::async_write(*socket, net::buffer(bytes),
@@ -284,32 +295,65 @@ HttpClient::~HttpClient() { impl_->drop(); }
 const BaseUrl& HttpClient::base() const { return impl_->base; }
 
 Exchange HttpClient::send(HttpRequest request) {
-  auto& im = *impl_;
-  Exchange ex;
-  ex.request = std::move(request);
-  const auto t0 = Clock::now();
-  const auto deadline = t0 + im.config.timeout;
-  im.interrupted = false;
+  impl_->start(std::move(request), 0);
+  impl_->release();
+  return impl_->answer();
+}
 
-  std::optional<Failure> failed;
-  if (im.cancel_requested()) failed = cancelled();  // before it began: no connection, no bytes
-  if (!failed) failed = im.resolve();
-  if (!failed) failed = im.connect(t0, deadline);
-  if (!failed) failed = im.write(ex.request, deadline);
-  if (!failed) failed = im.read_answer(ex.request, deadline);
+void HttpClient::hold(HttpRequest request) { impl_->start(std::move(request), 1); }
 
-  if (failed) {
-    im.drop();  // after an error the connection's state is unknown
-    ex.error = failed->kind;
-    ex.error_detail = std::move(failed->detail);
+void HttpClient::release() { impl_->release(); }
+
+Exchange HttpClient::answer() { return impl_->answer(); }
+
+// Connects and writes `request` but its last `held_back` bytes, which stay in
+// `tail` for release().
+void HttpClient::Impl::start(HttpRequest request, std::size_t held_back) {
+  held = {};
+  held.request = std::move(request);
+  failure.reset();
+  interrupted = false;
+  exchange_start = Clock::now();
+  exchange_deadline = exchange_start + config.timeout;
+  std::string bytes = http1::serialize_request(held.request, base, "", "");
+  held_back = std::min(held_back, bytes.size());
+  tail = bytes.substr(bytes.size() - held_back);
+  bytes.resize(bytes.size() - held_back);
+  if (cancel_requested()) failure = cancelled();  // before it began: no connection, no bytes
+  if (!failure) failure = resolve();
+  if (!failure) failure = connect(exchange_start, exchange_deadline);
+  if (!failure) failure = write(bytes, exchange_deadline);
+}
+
+// Writes the held request's tail; the exchange's time counts from here when
+// the request was held back (send() counts from its start).
+void HttpClient::Impl::release() {
+  if (!tail.empty()) {
+    exchange_start = Clock::now();
+    exchange_deadline = exchange_start + config.timeout;
+  }
+  if (!failure && cancel_requested()) failure = cancelled();
+  if (!failure) failure = write(tail, exchange_deadline);
+  tail.clear();
+}
+
+Exchange HttpClient::Impl::answer() {
+  Exchange ex = std::move(held);
+  held = {};
+  if (!failure) failure = read_answer(ex.request, exchange_deadline);
+  if (failure) {
+    drop();  // after an error the connection's state is unknown
+    ex.error = failure->kind;
+    ex.error_detail = std::move(failure->detail);
   } else {
-    ex.response = HttpResponse{im.reader.status(), im.reader.headers(), im.reader.body()};
+    ex.response = HttpResponse{reader.status(), reader.headers(), reader.body()};
   }
-  ex.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0);
-  if (!failed) {
-    im.last_used = Clock::now();
-    if (!im.reader.keep_alive()) im.drop();  // closed by the answer, or a 101: no longer HTTP
+  ex.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - exchange_start);
+  if (!failure) {
+    last_used = Clock::now();
+    if (!reader.keep_alive()) drop();  // closed by the answer, or a 101: no longer HTTP
   }
+  failure.reset();
   return ex;
 }
 

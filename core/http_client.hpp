@@ -39,6 +39,17 @@ class HttpClient {
   // only name resolution, done once per client, does not look at the flag.
   Exchange send(HttpRequest request);
 
+  // send() in three steps, so that requests on many clients can be released
+  // at one instant (the race of callers): hold() connects and writes all of
+  // `request` but its last byte, so the target cannot act on it yet;
+  // release() writes that byte; answer() reads the answer. release() and
+  // answer() share a fresh deadline, and the exchange's elapsed time counts
+  // from the release. A step that failed makes the later ones do nothing and
+  // answer() return the failure. Nothing else may be sent in between.
+  void hold(HttpRequest request);
+  void release();
+  Exchange answer();
+
   const BaseUrl& base() const;
 
  private:

@@ -107,10 +107,29 @@ bool read_names(const Reader& r, std::string_view section, const json::value& v,
     else if (section == "fields" && k == "agent_state") n.agent_state = r.string(v2, f2);
     else if (section == "fields" && k == "alias_tag") n.alias_tag = r.string(v2, f2);
     else if (section == "fields" && k == "database_value") n.database_value = r.string(v2, f2);
+    else if (section == "fields" && k == "alias_expiry") n.alias_expiry = r.string(v2, f2);
+    else if (section == "fields" && k == "alias_bound_caller") n.alias_bound_caller = r.string(v2, f2);
     else return false;
     return true;
   });
   return true;
+}
+
+// "minutes": {"min": 1, "max": 10080}, the tag lifetimes the target accepts.
+void read_minutes(const Reader& r, const json::value& v, const std::string& f, MinutesRange& m) {
+  auto bound = [&](const json::value& b, const std::string& field) {
+    if (!b.is_int64() && !b.is_uint64()) r.error(field, "must be an integer, got " + json::serialize(b));
+    const auto n = b.to_number<std::int64_t>();
+    if (n < 0 || n > 10'000'000) r.error(field, "must be from 0 to 10000000, got " + json::serialize(b));
+    return n;
+  };
+  r.each(r.object(v, f), f, [&](std::string_view k, const json::value& v2, const std::string& f2) {
+    if (k == "min") m.min = bound(v2, f2);
+    else if (k == "max") m.max = bound(v2, f2);
+    else return false;
+    return true;
+  });
+  if (m.max < m.min || m.max < 1) r.error(f, "must have max >= min and max >= 1");
 }
 
 }  // namespace
@@ -122,6 +141,7 @@ Profile parse_profile(const json::value& doc, const std::string& source) {
     if (k == "encoding") p.dialect.encoding = read_encoding(r, v, f);
     else if (k == "call_hook") read_call_hook(r, v, f, p.dialect.call_hook);
     else if (k == "statuses") read_statuses(r, v, f, p.statuses);
+    else if (k == "minutes") read_minutes(r, v, f, p.dialect.minutes);
     else return read_names(r, k, v, f, p.dialect.fields);
     return true;
   });
@@ -164,7 +184,10 @@ json::value to_json(const Profile& p) {
       {"lists", json::object{{"agents", p.dialect.fields.agents_list}, {"aliases", p.dialect.fields.aliases_list}}},
       {"fields", json::object{{"agent_state", p.dialect.fields.agent_state},
                               {"alias_tag", p.dialect.fields.alias_tag},
-                              {"database_value", p.dialect.fields.database_value}}},
+                              {"database_value", p.dialect.fields.database_value},
+                              {"alias_expiry", p.dialect.fields.alias_expiry},
+                              {"alias_bound_caller", p.dialect.fields.alias_bound_caller}}},
+      {"minutes", json::object{{"min", p.dialect.minutes.min}, {"max", p.dialect.minutes.max}}},
   };
 }
 

@@ -35,6 +35,7 @@ struct Dialect {
   ParamEncoding encoding = ParamEncoding::form;  // database value, tag parameters, caller
   CallHook call_hook;                            // enabled=false: the target has none
   FieldNames fields;
+  MinutesRange minutes;  // what a tag may ask for
 };
 
 struct Target {

@@ -39,10 +39,12 @@ struct LoadConfig {
   int connections = 0;  // closed loop: connections; race: rounds in flight; 0: the scenario's default
   double rate = 0;      // open loop: requests per second over all connections; 0: closed loop
   int threads = 1;      // generator threads, each with its own io_context
-  std::chrono::milliseconds duration{10'000};   // measured time
-  std::chrono::milliseconds warmup{0};          // run before measuring, not counted
-  int callers = 8;                              // race: callers per round
-  int tag_minutes = 60;                         // race: lifetime asked for each tag (deleted long before)
+  std::chrono::milliseconds duration{10'000};  // measured time
+  std::chrono::milliseconds warmup{0};         // run before measuring, not counted
+  int callers = 8;                             // race: callers per round
+  int tag_minutes = 60;                        // race: lifetime asked for each tag (deleted long before)
+  // What a tag asks for: tag_minutes within the target's range (the profile's minutes).
+  int effective_tag_minutes() const { return target.dialect.minutes.fit(tag_minutes); }
   std::string path = core::api::agents_path();  // get: the path (under the base URL)
   std::vector<MixEntry> mix;                    // mixed: weights; empty: every endpoint
   std::uint64_t seed = 1;                       // mixed: the operation sequence; race: caller numbers

@@ -204,7 +204,7 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
   Slot s = open_slot(w, slot);
   for (auto* c : s.callers) co_await ensure_open(w, *c);  // pre-open: the race starts warm
   const std::int64_t lifetime_ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(cfg.target.minute).count() * cfg.tag_minutes;
+      std::chrono::duration_cast<std::chrono::nanoseconds>(cfg.target.minute).count() * cfg.effective_tag_minutes();
   while (!run.over()) {
     Clock::time_point tag_sent;
     Answer tag;

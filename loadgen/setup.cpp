@@ -64,6 +64,15 @@ const json::array* items_of(const json::value& body, const std::string& preferre
   return found ? found->items : nullptr;
 }
 
+// The agent's state field as JSON text, compared as is: the harness does not
+// need to know the target's words for "snoozed" to put an agent back.
+std::optional<std::string> state_of(const core::FieldNames& names, const json::value& agent) {
+  if (!agent.is_object()) return std::nullopt;
+  const auto* v = agent.get_object().if_contains(names.agent_state);
+  if (!v) return std::nullopt;
+  return json::serialize(*v);
+}
+
 void discover_agents(core::HttpClient& client, const LoadConfig& c, Discovery& d, FoundState& found) {
   const auto& names = c.target.dialect.fields;
   auto agents = expect_ok(client, op(c, Operation::list_agents), "listing the agents", c.target.base.to_string());
@@ -72,7 +81,7 @@ void discover_agents(core::HttpClient& client, const LoadConfig& c, Discovery& d
     for (const auto& item : *list)
       if (auto id = core::api::agent_id(names, item); id && item.is_object()) {
         d.agents.push_back(*id);
-        found.agent_states.emplace_back(*id, core::api::agent_state_text(names, item).value_or(""));
+        found.agent_states.emplace_back(*id, state_of(names, item));
       }
 }
 
@@ -97,8 +106,9 @@ void probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
   if (!hook.enabled)
     throw SetupError("the race needs the call hook (DESIGN.md §4), and the profile says the target has none");
   const std::string base = c.target.base.to_string();
-  auto tag = expect_ok(client, op(c, Operation::tag, {.tag = std::string(kLoadTagName), .minutes = 1}),
-                       "tagging an alias", base);
+  auto tag = expect_ok(
+      client, op(c, Operation::tag, {.tag = std::string(kLoadTagName), .minutes = c.target.dialect.minutes.fit(1)}),
+      "tagging an alias", base);
   auto alias = tagged_alias_id(c.target.dialect.fields, tag.response->body);
   if (!alias) throw SetupError("tagging an alias: the answer names no alias id: " + answer_text(tag));
   auto call = client.send(op(c, Operation::call, {.id = *alias, .caller = "+15559999999"}));
@@ -158,6 +168,53 @@ std::optional<std::string> load_tags(core::HttpClient& client, const LoadConfig&
   return std::nullopt;
 }
 
+// Reads the agent's state from `x` (a GET, wake or snooze answer, all the
+// agent object by spec rule R1); nothing when it cannot be read.
+std::optional<std::string> state_in(const LoadConfig& c, const core::Exchange& x) {
+  if (!x.response || x.response->status != 200) return std::nullopt;
+  auto v = parse(x.response->body);
+  return v ? state_of(c.target.dialect.fields, *v) : std::nullopt;
+}
+
+// Puts one agent back: read it; if its state differs from the start, wake it,
+// then snooze it, until a state read back equals the start. A problem when
+// the state cannot be read or no operation restores it.
+std::optional<std::string> restore_agent(core::HttpClient& client, const LoadConfig& c, const std::string& id,
+                                         const std::optional<std::string>& start) {
+  const auto& field = c.target.dialect.fields.agent_state;
+  if (!start)
+    return "agent " + id + ": its state could not be read at the start (no field \"" + field +
+           "\"; set fields.agent_state in the profile), so whether the run left it snoozed or woken is unknown";
+  auto now = client.send(op(c, Operation::get_agent, {.id = id}));
+  auto state = state_in(c, now);
+  for (auto o : {Operation::wake, Operation::snooze}) {
+    if (state == start) return std::nullopt;
+    state = state_in(c, client.send(op(c, o, {.id = id})));
+  }
+  if (state == start) return std::nullopt;
+  return "agent " + id + ": its \"" + field + "\" was " + *start + " at the start and is " +
+         state.value_or("unreadable (" + answer_text(now) + ")") +
+         " after the run; neither wake nor snooze put it back";
+}
+
+// Writes the load's database key back and reads it to see the value there.
+// A key that had no value keeps "" (the API has no delete; the key is the
+// harness's own, under crh-probe-).
+std::optional<std::string> restore_database(core::HttpClient& client, const LoadConfig& c,
+                                            const std::optional<std::string>& start) {
+  const std::string key(kLoadDatabaseKey);
+  const std::string value = start.value_or("");
+  auto set = client.send(op(c, Operation::db_set, {.id = key, .value = value}));
+  if (!set.response || set.response->status != 200) return "restoring database key " + key + ": " + answer_text(set);
+  auto get = client.send(op(c, Operation::db_get, {.id = key}));
+  std::optional<std::string> now;
+  if (get.response && get.response->status == 200)
+    if (auto v = parse(get.response->body)) now = core::api::database_value(c.target.dialect.fields, *v);
+  if (now == value) return std::nullopt;
+  return "database key " + key + " was written back but a read does not show the value (field \"" +
+         c.target.dialect.fields.database_value + "\"): " + answer_text(get);
+}
+
 }  // namespace
 
 std::vector<std::string> restore(const LoadConfig& c, const FoundState& found) {
@@ -169,13 +226,9 @@ std::vector<std::string> restore(const LoadConfig& c, const FoundState& found) {
     if (!x.response || x.response->status >= 300) problems.push_back(what + ": " + answer_text(x));
   };
   if (c.scenario == Scenario::mixed) {
-    for (const auto& [id, state] : found.agent_states) {
-      const auto o = state == "snoozed" ? Operation::snooze : Operation::wake;
-      if (state == "snoozed" || state == "available")
-        send(op(c, o, {.id = id}), "putting agent " + id + " back to " + state);
-    }
-    send(op(c, Operation::db_set, {.id = std::string(kLoadDatabaseKey), .value = found.database_value.value_or("")}),
-         "restoring database key " + std::string(kLoadDatabaseKey));
+    for (const auto& [id, state] : found.agent_states)
+      if (auto problem = restore_agent(client, c, id, state)) problems.push_back(*problem);
+    if (auto problem = restore_database(client, c, found.database_value)) problems.push_back(*problem);
   }
   // Tags a round could not delete (an answer lost, a run interrupted); then
   // the list again, so that a tag still there is named, never assumed gone.

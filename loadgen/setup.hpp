@@ -20,8 +20,10 @@ struct SetupError : std::runtime_error {
 
 // What the run may change, as it was found.
 struct FoundState {
-  std::vector<std::pair<std::string, std::string>> agent_states;  // id, state ("available", "snoozed")
-  std::optional<std::string> database_value;                      // of kLoadDatabaseKey
+  // id, and the agent's state field as JSON text (whatever words the target
+  // uses); nothing when the agent showed no such field.
+  std::vector<std::pair<std::string, std::optional<std::string>>> agent_states;
+  std::optional<std::string> database_value;  // of kLoadDatabaseKey
 };
 
 // The alias id in a tag's answer under the dialect's id fields: of the
@@ -33,8 +35,10 @@ std::optional<std::string> tagged_alias_id(const core::FieldNames& names, const 
 // alias, so a target without the call hook is told so instead of racing on 404s.
 Discovery discover(const LoadConfig& config, FoundState& found);
 
-// Best effort: wakes or snoozes agents back, restores the database value and
-// deletes tags the run left (named crh-load). Returns what could not be restored.
+// Best effort: puts agents back in their state (waking or snoozing one until
+// its state field reads as it did), restores the database value and deletes
+// tags the run left (named crh-load). Returns what could not be restored or
+// not be verified: a restore is done only when a read shows it.
 std::vector<std::string> restore(const LoadConfig& config, const FoundState& found);
 
 }  // namespace crh::loadgen

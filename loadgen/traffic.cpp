@@ -28,7 +28,8 @@ core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string&
     case OpKind::db_get: return model(Operation::db_get);
     case OpKind::db_set: return model(Operation::db_set, {.value = std::string(kLoadDatabaseValue)});
     case OpKind::list_aliases: return model(Operation::list_aliases);
-    case OpKind::tag: return model(Operation::tag, {.tag = std::string(kLoadTagName), .minutes = c.tag_minutes});
+    case OpKind::tag:
+      return model(Operation::tag, {.tag = std::string(kLoadTagName), .minutes = c.effective_tag_minutes()});
     case OpKind::untag: return model(Operation::untag);
     case OpKind::call:
     case OpKind::recall: return model(Operation::call, {.caller = caller});

@@ -91,9 +91,11 @@ void tag_shown_in_list(CheckContext& ctx) {
   ctx.prefer(tag_of(ctx, tagged) == tag_name("shown"), "T1",
              "alias list after tag: expected alias " + alias + " with " + ctx.fields().alias_tag + " \"" +
                  tag_name("shown") + "\", got " + excerpt(json::serialize(tagged)));
-  ctx.prefer(tagged.is_object() && tagged.get_object().contains("expires_at") &&
-                 tagged.get_object().at("expires_at").is_string(),
-             "T1", "alias list after tag: expected an expires_at time, got " + excerpt(json::serialize(tagged)));
+  const auto& expiry = ctx.fields().alias_expiry;
+  const auto* until = tagged.is_object() ? tagged.get_object().if_contains(expiry) : nullptr;
+  ctx.prefer(until && until->is_string(), "T1",
+             "alias list after tag: expected an expiry time in \"" + expiry + "\" (profile fields.alias_expiry), got " +
+                 excerpt(json::serialize(tagged)));
   delete_tag(ctx, alias);
   tags.forget(alias);
   auto untagged = listed_alias(ctx, alias);

@@ -50,12 +50,17 @@ const std::vector<WrongMethod>& wrong_methods() {
   return wrong;
 }
 
+// Where a bad tag's minutes come from: fixed, or just outside the range the
+// profile says the target accepts (the spec gives none, DESIGN.md §3).
+enum class MinutesBound { none, zero, above_max };
+
 struct BadTag {
   const char* name;
   std::vector<core::Param> params;
   const char* what;
   std::vector<std::string> rules;
   Severity severity;
+  MinutesBound bound = MinutesBound::none;
 };
 
 const std::vector<BadTag>& bad_tags() {
@@ -75,15 +80,17 @@ const std::vector<BadTag>& bad_tags() {
        {"X1", "X2"},
        Severity::should},
       {"minutes-zero",
-       {{"tag", tag_name("bad")}, {"minutes", "0", true}},
+       {{"tag", tag_name("bad")}},
        "with minutes=0",
        {"X1", "X2"},
-       Severity::should},
+       Severity::should,
+       MinutesBound::zero},
       {"minutes-too-large",
-       {{"tag", tag_name("bad")}, {"minutes", "1441", true}},
-       "with minutes=1441 (the profile allows 1 to 1440)",
+       {{"tag", tag_name("bad")}},
+       "with minutes above the profile's maximum",
        {"X1", "X2"},
-       Severity::should},
+       Severity::should,
+       MinutesBound::above_max},
       {"empty-tag", {{"tag", ""}, {"minutes", "10", true}}, "with an empty tag", {"X1", "X2"}, Severity::should},
   };
   return bad;
@@ -106,9 +113,17 @@ void wrong_method(CheckContext& ctx, const WrongMethod& w) {
 // The bad tag's rules: it is refused with the error shape; a 200 is a MUST
 // finding only for a MUST bad tag.
 void bad_tag_refused(CheckContext& ctx, const BadTag& b) {
-  const std::string what = "POST " + tag_path(ctx.target().channel) + " " + b.what;
-  judge(ctx, bad_tag(ctx, b.params, what), b.rules.front(), what, ctx.statuses().bad_input,
-        b.severity == Severity::must);
+  const auto& range = ctx.target().dialect.minutes;
+  auto params = b.params;
+  std::string what = "POST " + tag_path(ctx.target().channel) + " " + b.what;
+  if (b.bound != MinutesBound::none) {
+    const auto minutes = b.bound == MinutesBound::zero ? 0 : range.max + 1;
+    const std::string allowed = "the profile allows " + std::to_string(range.min) + " to " + std::to_string(range.max);
+    if (range.contains(minutes)) ctx.skip("minutes=0 is a valid lifetime here (" + allowed + ")");
+    params.push_back({"minutes", std::to_string(minutes), true});
+    what = "POST " + tag_path(ctx.target().channel) + " with minutes=" + std::to_string(minutes) + " (" + allowed + ")";
+  }
+  judge(ctx, bad_tag(ctx, params, what), b.rules.front(), what, ctx.statuses().bad_input, b.severity == Severity::must);
 }
 
 // X1, X2: a database write without a value is refused, never a 5xx.

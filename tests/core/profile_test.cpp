@@ -34,6 +34,10 @@ TEST(Profile, DefaultsAreTheDesignDefaults) {
   EXPECT_EQ(p.statuses.all_tagged, (std::vector<unsigned>{409}));
   EXPECT_EQ(p.dialect.fields.agents_list, "agents");
   EXPECT_EQ(p.dialect.fields.aliases_list, "aliases");
+  EXPECT_EQ(p.dialect.fields.alias_expiry, "expires_at");
+  EXPECT_EQ(p.dialect.fields.alias_bound_caller, "bound_caller");
+  EXPECT_EQ(p.dialect.minutes.min, 1);
+  EXPECT_EQ(p.dialect.minutes.max, 1440);
   EXPECT_EQ(parse("{}").dialect.encoding, ParamEncoding::form);
 }
 
@@ -45,7 +49,9 @@ TEST(Profile, ReadsEverySetting) {
                  "call_refused": [423], "wrong_method": [405]},
     "id_fields": {"agent": ["agentId"], "alias": ["aliasNumberId"]},
     "lists": {"agents": "items", "aliases": "numbers"},
-    "fields": {"agent_state": "status", "alias_tag": "label", "database_value": "data"}
+    "fields": {"agent_state": "status", "alias_tag": "label", "database_value": "data",
+               "alias_expiry": "valid_until", "alias_bound_caller": "holder"},
+    "minutes": {"min": 5, "max": 10080}
   })");
   EXPECT_EQ(p.dialect.encoding, ParamEncoding::json);
   EXPECT_EQ(p.dialect.call_hook.method, "PUT");
@@ -63,6 +69,10 @@ TEST(Profile, ReadsEverySetting) {
   EXPECT_EQ(p.dialect.fields.agent_state, "status");
   EXPECT_EQ(p.dialect.fields.alias_tag, "label");
   EXPECT_EQ(p.dialect.fields.database_value, "data");
+  EXPECT_EQ(p.dialect.fields.alias_expiry, "valid_until");
+  EXPECT_EQ(p.dialect.fields.alias_bound_caller, "holder");
+  EXPECT_EQ(p.dialect.minutes.min, 5);
+  EXPECT_EQ(p.dialect.minutes.max, 10080);
   EXPECT_EQ(parse(R"({"encoding": "query"})").dialect.encoding, ParamEncoding::query);
 }
 
@@ -72,8 +82,11 @@ TEST(Profile, ANullCallHookMeansTheTargetHasNone) {
 }
 
 TEST(Profile, RoundTripsThroughItsJson) {
-  auto p = parse(R"({"encoding": "json", "statuses": {"auth": [403]}, "call_hook": null})");
+  auto p = parse(R"({"encoding": "json", "statuses": {"auth": [403]}, "call_hook": null,
+                      "fields": {"alias_expiry": "until"}, "minutes": {"max": 60}})");
   auto again = parse_profile(to_json(p), "again");
+  EXPECT_EQ(again.dialect.fields.alias_expiry, "until");
+  EXPECT_EQ(again.dialect.minutes.max, 60);
   EXPECT_EQ(again.dialect.encoding, ParamEncoding::json);
   EXPECT_EQ(again.statuses.auth, (std::vector<unsigned>{403}));
   EXPECT_FALSE(again.dialect.call_hook.enabled);
@@ -90,6 +103,10 @@ TEST(Profile, NamesTheFieldOfEveryMistake) {
   EXPECT_NE(error_of(R"({"call_hook": {"path": "/calls"}})").find("call_hook.path\" must contain {alias}"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"lists": {"agents": ""}})").find("lists.agents"), std::string::npos);
+  EXPECT_NE(error_of(R"({"minutes": {"max": 1.5}})").find("minutes.max\" must be an integer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"minutes": {"min": 10, "max": 5}})").find("field \"minutes\" must have max >= min"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"minutes": {"mx": 5}})").find("minutes.mx"), std::string::npos);
   EXPECT_NE(error_of(R"([1])").find("test.json"), std::string::npos);
 }
 

@@ -201,6 +201,20 @@ TEST_F(LoadRun, MixedTouchesEveryEndpointAndPutsTheTargetBack) {
   EXPECT_EQ(op(r, OpKind::db_get).errors, 0u) << "the key the mix reads exists";
 }
 
+// A restore it cannot see done is a problem, never silence: here the profile
+// names a state field the target does not have, so no agent's state can be
+// compared, and the snoozes of the run would otherwise stay unnoticed.
+TEST_F(LoadRun, ARestoreThatCannotBeVerifiedIsReportedAsNotDone) {
+  start();
+  config_.scenario = Scenario::mixed;
+  config_.target.dialect.fields.agent_state = "no-such-field";
+  FoundState before;
+  discover(config_, before);
+  const auto problems = restore(config_, before);
+  ASSERT_EQ(problems.size(), before.agent_states.size());
+  for (const auto& p : problems) EXPECT_NE(p.find("no field \"no-such-field\""), std::string::npos) << p;
+}
+
 TEST_F(LoadRun, HistoryHoldsEveryOperationOfTheRaceAsJsonLines) {
   start();
   const std::string path = ::testing::TempDir() + "crh-history-test.jsonl";

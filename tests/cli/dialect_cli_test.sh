@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# crh against crh_dialect_server (tests/support/dialect_server_main.cpp): a
+# correct service that answers differently from the reference wherever the
+# spec is silent, described by tests/support/dialect_profile.json. Given the
+# profile, contract (plain, and --strict --slow) and load (race, mixed) pass
+# and leave the target as they found it (agents in their states, no tags);
+# without it --strict fails, so the profile is what made the difference. The
+# key appears in no output.
+# Usage: dialect_cli_test.sh CRH DIALECT_SERVER PROFILE. Loopback only; about 10 s.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+dialect=$2
+profile=$3
+minute_ms=1000 # one tag minute is a second, so --slow waits about a second
+
+printf '%s\n' "$key" >"$work/key"
+"$dialect" --port 0 --api-key-file "$work/key" --minute-ms "$minute_ms" >"$work/dialect.out" 2>&1 &
+dpid=$!
+pids+=("$dpid")
+durl=$(await_url "$work/dialect.out" "$dpid") || {
+  echo "FAIL: crh_dialect_server did not start: $(cat "$work/dialect.out")"
+  exit 1
+}
+echo "crh_dialect_server on $durl"
+
+# Runs crh with a hard limit of $1 seconds; sets $code (124: it had to be
+# killed). Every output is kept for the key check at the end.
+bounded() {
+  local limit=$1
+  shift
+  code=0
+  CRH_API_KEY=$key timeout -k 2 "$limit" "$crh" "$@" >"$work/run.out" 2>"$work/run.err" || code=$?
+  cat "$work/run.out" "$work/run.err" >>"$work/all.out"
+}
+
+# Prints what was expected and what came back; a failure (with the findings) when they differ.
+expect_exit() {
+  local want=$1 what=$2
+  echo "  expected exit $want, got $code"
+  [ "$code" -eq "$want" ] && return 0
+  fail "$what exited $code, expected $want"
+  show
+  grep -A2 '^FAIL\|^WARN\|^INDET' "$work/run.out" | head -n 30 || true
+}
+
+# curl PATH [CURL-ARGS...] with the key.
+api() { curl -sS --max-time 5 "$durl$1" -H "Apikey: $key" "${@:2}"; }
+# Each agent as uid=status, in list order.
+agent_states() { api /api/v1/local-agents | grep -o '"uid":[0-9]*,"label":"[^"]*","status":"[^"]*"' |
+  sed 's/"uid":\([0-9]*\).*"status":"\([^"]*\)"/\1=\2/' | tr '\n' ' ' || true; }
+# Every tag left on channels 1 and 2.
+tags_left() { for ch in 1 2; do api "/channels/$ch/alias-numbers" | grep -o '"label":"[^"]*"' || true; done; }
+
+start_agents=$(agent_states)
+step "a. crh contract with the profile passes"
+bounded 30 contract --base-url "$durl" --profile "$profile" --minute-ms "$minute_ms" --json "$work/a.json"
+expect_exit 0 "crh contract --profile"
+
+step "b. crh contract --strict --slow with the profile passes (SHOULD findings would fail it)"
+bounded 30 contract --base-url "$durl" --profile "$profile" --minute-ms "$minute_ms" --strict --slow \
+  --json "$work/b.json"
+expect_exit 0 "crh contract --strict --slow --profile"
+now=$(agent_states)
+left=$(tags_left | tr '\n' ' ')
+echo "  expected the agents as they started ($start_agents) and no tag, got ($now) and tags: ${left:-none}"
+[ "$now" = "$start_agents" ] || fail "the contract runs did not put the agents back: before $start_agents, after $now"
+[ -z "$left" ] || fail "the contract runs left tags behind: $left"
+
+step "c. crh load --scenario race with the profile: no violation, no error"
+bounded 30 load --base-url "$durl" --profile "$profile" --minute-ms "$minute_ms" --scenario race --duration 2 \
+  --threshold 'errors<0.1%' --json "$work/c.json"
+expect_exit 0 "crh load --scenario race --profile"
+violations=$(grep -o '"violation_count":[0-9]*' "$work/c.json" | head -n1 || true)
+echo "  expected \"violation_count\":0, got ${violations:-nothing}"
+[ "$violations" = '"violation_count":0' ] || fail "the race reported ${violations:-no violation count}"
+echo "  $(grep -m1 '^race:' "$work/run.out" || echo 'no race line')"
+
+step "d. crh load --scenario mixed with the profile passes and restores the agents and tags"
+api /api/v1/local-agents/9/snooze -X PUT >/dev/null # a start with both states, so either restore shows
+before=$(agent_states)
+bounded 30 load --base-url "$durl" --profile "$profile" --minute-ms "$minute_ms" --scenario mixed --duration 2 \
+  --threshold 'errors<0.1%' --json "$work/d.json"
+expect_exit 0 "crh load --scenario mixed --profile"
+after=$(agent_states)
+echo "  expected the agents as they started ($before), got ($after)"
+if [ -z "$before" ] || [ "$before" != "$after" ]; then
+  fail "the mixed load did not put the agents back: before $before, after $after"
+fi
+left=$(tags_left | tr '\n' ' ')
+echo "  expected no alias tagged, got ${left:-none}"
+[ -z "$left" ] || fail "the mixed load left tags behind: $left"
+grep -o '"restore_problems":\[[^]]*\]' "$work/d.json" | sed 's/^/  /' || true
+# The mix above ends with each agent in a random state, which may match the
+# start by chance; a mix of snoozes only ends with all snoozed, so a missing
+# restore always shows.
+bounded 30 load --base-url "$durl" --profile "$profile" --minute-ms "$minute_ms" --scenario mixed --duration 0.5 \
+  --mix snooze=1 --threshold 'errors<0.1%'
+expect_exit 0 "crh load --scenario mixed --mix snooze=1 --profile"
+after=$(agent_states)
+echo "  with --mix snooze=1: expected the agents as they started ($before), got ($after)"
+[ "$before" = "$after" ] || fail "the mixed load of snoozes did not wake the agents that were on: before $before, after $after"
+api /api/v1/local-agents/9/wake -X PUT >/dev/null
+
+step "e. crh contract --strict without the profile fails: the profile is what made a-d pass"
+bounded 30 contract --base-url "$durl" --minute-ms "$minute_ms" --strict --json "$work/e.json"
+echo "  expected exit 1, got $code"
+[ "$code" -eq 1 ] || { fail "crh contract --strict without the profile exited $code, expected 1"; show; }
+echo "  findings: $(grep -c '^FAIL\|^WARN' "$work/run.out" || true), e.g. $(grep -m1 '^FAIL\|^WARN' "$work/run.out" || true)"
+
+step "f. the key appears in no output or result file"
+if grep -rqF -- "$key" "$work/all.out" "$work"/*.json; then
+  fail "the key leaks: $(grep -rlF -- "$key" "$work/all.out" "$work"/*.json | tr '\n' ' ')"
+else
+  echo "  expected the key nowhere, found it nowhere"
+fi
+
+step "g. crh_dialect_server ends on SIGTERM"
+kill -TERM "$dpid"
+code=0
+timeout 10 tail --pid="$dpid" -f /dev/null || code=$?
+echo "  expected it gone within 10 s, $([ "$code" -eq 0 ] && echo gone || echo 'still running')"
+[ "$code" -eq 0 ] || fail "crh_dialect_server did not end within 10 s of SIGTERM"
+
+[ "$failures" -eq 0 ] || {
+  echo "$failures failure(s)"
+  exit 1
+}
+echo "all dialect checks passed"
