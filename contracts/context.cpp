@@ -147,9 +147,11 @@ std::unique_ptr<core::HttpClient> CheckContext::new_client() const {
 void CheckContext::record(const core::Exchange& e) {
   result_.evidence.push_back(
       {core::to_curl(e.request, run_.target.base, run_.target.api_key), describe_answer(e), e.elapsed});
-  if (e.answered())
-    run_.record({result_.id, result_.evidence.back().curl, e.response->status, e.response->header("Content-Type"),
-                 e.response->body});
+  if (!e.answered()) return;
+  const auto& r = *e.response;
+  const auto content_type = r.header("Content-Type");
+  run_.record({result_.id, result_.evidence.back().curl, r.status, content_type, r.body,
+               protocol_level_refusal(e.request.target, r.status, content_type, r.body)});
 }
 
 void CheckContext::cite(const Recorded& r) {

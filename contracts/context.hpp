@@ -72,6 +72,7 @@ struct Recorded {
   unsigned status;
   std::string content_type;
   std::string body;
+  bool protocol_refusal = false;  // the HTTP layer refused a malformed request (shapes.hpp)
 };
 
 // What every check of one run shares.

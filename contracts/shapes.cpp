@@ -1,7 +1,9 @@
 // Shape detection and the error-shape rule.
 #include "contracts/shapes.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
+#include <cctype>
 
 #include "core/outside.hpp"
 
@@ -57,6 +59,61 @@ std::vector<Finding> error_shape_findings(unsigned status, std::string_view cont
     out.push_back({Severity::should, "C1",
                    "expected Content-Type application/json on an error, got \"" + core::from_target(content_type, 120) +
                        "\" with " + got});
+  return out;
+}
+
+bool malformed_target(std::string_view target) {
+  if (target.size() > kLongTarget) return true;
+  auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    const auto c = static_cast<unsigned char>(target[i]);
+    if (c <= 0x20 || c >= 0x7f) return true;
+    if (c == '%' && (i + 2 >= target.size() || !hex(target[i + 1]) || !hex(target[i + 2]))) return true;
+  }
+  return false;
+}
+
+bool protocol_level_refusal(std::string_view target, unsigned status, std::string_view content_type,
+                            std::string_view body) {
+  if (status != 400 && status != 413 && status != 414 && status != 431) return false;
+  if (!malformed_target(target)) return false;
+  const auto findings = error_shape_findings(status, content_type, body);
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity == Severity::must; });
+}
+
+std::vector<Finding> judged_apart(std::vector<Finding> findings) {
+  for (auto& f : findings) {
+    f.severity = Severity::should;
+    f.text = "the HTTP layer refused a malformed request before the API saw it, " + f.text +
+             " (a SHOULD: the API's error shape here too would help clients)";
+  }
+  return findings;
+}
+
+std::string_view json_type_name(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::string: return "string";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_: return "number";
+    case json::kind::bool_: return "bool";
+    case json::kind::object: return "object";
+    case json::kind::array: return "array";
+    case json::kind::null: return "null";
+  }
+  return "?";
+}
+
+std::vector<std::string> field_type_differences(const json::object& reference, const json::object& other) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : reference) {
+    const auto* there = other.if_contains(name);
+    if (!there || value.is_null() || there->is_null()) continue;
+    auto a = json_type_name(value), b = json_type_name(*there);
+    if (a != b)
+      out.push_back(core::from_target(std::string_view(name), 60) + " (" + std::string(a) + ", then " + std::string(b) +
+                    ")");
+  }
   return out;
 }
 

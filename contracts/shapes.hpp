@@ -4,6 +4,7 @@
 // Pure functions over bodies, so verdicts can be tested on crafted input.
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <optional>
 #include <span>
@@ -31,6 +32,31 @@ struct Finding {
 // is not a JSON object with a string msg (MUST, X2), an empty msg or a
 // Content-Type that is not JSON (SHOULD). Empty when the answer is right.
 std::vector<Finding> error_shape_findings(unsigned status, std::string_view content_type, std::string_view body);
+
+// A request target the HTTP layer may refuse before any code of the API runs:
+// not a valid URI (a '%' without two hex digits, a control character, a
+// space, a byte outside ASCII) or longer than kLongTarget bytes.
+inline constexpr std::size_t kLongTarget = 1024;
+bool malformed_target(std::string_view request_target);
+
+// The HTTP layer's refusal of such a request (400, 413, 414 or 431, answered
+// without the API's error shape, e.g. a framework's text/html page). It is
+// not an answer of the API, so it is judged apart: its shape findings are
+// SHOULD findings (what a user would like, not what the spec's rules cover).
+bool protocol_level_refusal(std::string_view request_target, unsigned status, std::string_view content_type,
+                            std::string_view body);
+
+// `findings` of a protocol-level refusal, judged apart: every one a SHOULD.
+std::vector<Finding> judged_apart(std::vector<Finding> findings);
+
+// The JSON type of a value as two answers' forms are compared: "string",
+// "number" (an integer and a double alike), "bool", "object", "array", "null".
+std::string_view json_type_name(const boost::json::value& v);
+
+// The fields both objects have whose values differ in JSON type, in `reference`'s
+// order, each as "id (string, then number)". A null matches every type: an
+// optional field may be null in one answer and set in the other.
+std::vector<std::string> field_type_differences(const boost::json::object& reference, const boost::json::object& other);
 
 // A short, printable excerpt of a body for messages (at most `max` bytes).
 std::string excerpt(std::string_view body, std::size_t max = 120);

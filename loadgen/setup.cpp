@@ -2,6 +2,7 @@
 #include "core/outside.hpp"
 #include "loadgen/setup.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include "core/api.hpp"
@@ -43,14 +44,16 @@ json::value parse_or_throw(const core::Exchange& x, const std::string& what) {
   return *v;
 }
 
-core::Exchange expect_ok(core::HttpClient& client, core::HttpRequest r, const std::string& what,
-                         const std::string& base) {
-  const std::string shown = r.method + " " + base + r.target;
+// A setup step that must succeed; a refused key (a status of the profile's
+// `auth`) is named as such.
+core::Exchange expect_ok(core::HttpClient& client, const LoadConfig& c, core::HttpRequest r, const std::string& what) {
+  const std::string shown = r.method + " " + c.target.base.to_string() + r.target;
   auto x = client.send(std::move(r));
   if (!x.response)
     throw SetupError("cannot reach the target: " + shown + " got no answer (" + answer_text(x) +
                      "); is it running, and is --base-url right?");
-  if (x.response->status == 401 || x.response->status == 403)
+  const auto& auth = c.statuses.auth;
+  if (std::find(auth.begin(), auth.end(), x.response->status) != auth.end())
     throw SetupError(shown + " was refused with HTTP " + std::to_string(x.response->status) +
                      ": the API key (CRH_API_KEY or --api-key-file) is not accepted");
   if (x.response->status != 200) throw SetupError(what + ": " + shown + " expected HTTP 200, got " + answer_text(x));
@@ -75,7 +78,7 @@ std::optional<std::string> state_of(const core::FieldNames& names, const json::v
 
 void discover_agents(core::HttpClient& client, const LoadConfig& c, Discovery& d, FoundState& found) {
   const auto& names = c.target.dialect.fields;
-  auto agents = expect_ok(client, op(c, Operation::list_agents), "listing the agents", c.target.base.to_string());
+  auto agents = expect_ok(client, c, op(c, Operation::list_agents), "listing the agents");
   const json::value body = parse_or_throw(agents, "listing the agents");
   if (const auto* list = items_of(body, names.agents_list))
     for (const auto& item : *list)
@@ -89,7 +92,7 @@ void discover_aliases(core::HttpClient& client, const LoadConfig& c, Discovery& 
   const auto& names = c.target.dialect.fields;
   const std::string base = c.target.base.to_string();
   auto aliases =
-      expect_ok(client, op(c, Operation::list_aliases), "listing the channel's aliases (is --channel right?)", base);
+      expect_ok(client, c, op(c, Operation::list_aliases), "listing the channel's aliases (is --channel right?)");
   const json::value body = parse_or_throw(aliases, "listing the aliases");
   if (const auto* list = items_of(body, names.aliases_list))
     for (const auto& item : *list)
@@ -107,8 +110,8 @@ void probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
     throw SetupError("the race needs the call hook (DESIGN.md §4), and the profile says the target has none");
   const std::string base = c.target.base.to_string();
   auto tag = expect_ok(
-      client, op(c, Operation::tag, {.tag = std::string(kLoadTagName), .minutes = c.target.dialect.minutes.fit(1)}),
-      "tagging an alias", base);
+      client, c, op(c, Operation::tag, {.tag = std::string(kLoadTagName), .minutes = c.target.dialect.minutes.fit(1)}),
+      "tagging an alias");
   auto alias = tagged_alias_id(c.target.dialect.fields, tag.response->body);
   if (!alias) throw SetupError("tagging an alias: the answer names no alias id: " + answer_text(tag));
   auto call = client.send(op(c, Operation::call, {.id = *alias, .caller = "+15559999999"}));
@@ -147,9 +150,9 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
       found.database_value = core::api::database_value(c.target.dialect.fields, *v);
 
   if (c.scenario == Scenario::mixed)  // so that the mix's reads find the key (restored afterwards)
-    expect_ok(client,
+    expect_ok(client, c,
               op(c, Operation::db_set, {.id = std::string(kLoadDatabaseKey), .value = std::string(kLoadDatabaseValue)}),
-              "writing the database key the mix reads", base);
+              "writing the database key the mix reads");
   if (c.scenario == Scenario::race) probe_call_hook(client, c);
   return d;
 }

@@ -15,11 +15,9 @@ void apply_limits(RequestParser& parser, const ReadLimits& limits) {
   parser.body_limit(limits.body_limit);
 }
 
-Response read_error_answer(const Service& service, const boost::system::error_code& ec,
-                           const ReadLimits& limits) {
+Response read_error_answer(const Service& service, const boost::system::error_code& ec, const ReadLimits& limits) {
   if (ec == http::error::header_limit)
-    return service.error(431, "request line and headers exceed " +
-                                  std::to_string(limits.header_limit) + " bytes");
+    return service.error(431, "request line and headers exceed " + std::to_string(limits.header_limit) + " bytes");
   if (ec == http::error::body_limit)
     return service.error(413, "request body exceeds " + std::to_string(limits.body_limit) + " bytes");
   return service.error(400, "malformed HTTP/1.1 request: " + ec.message());
@@ -32,8 +30,7 @@ std::optional<FramingError> framing_error(const RequestParser& parser) {
   bool has_te = false;
   for (const auto& f : head) {
     const auto name = f.name();
-    if (name == http::field::host || name == http::field::content_length ||
-        name == http::field::transfer_encoding) {
+    if (name == http::field::host || name == http::field::content_length || name == http::field::transfer_encoding) {
       fields.push_back({f.name_string(), f.value()});
       has_te |= name == http::field::transfer_encoding;
     }
@@ -59,12 +56,15 @@ bool expects_continue(const RequestParser& parser) {
 }
 
 Handled handle_request(Service& service, const RequestParser::value_type& req) {
-  Request request{req.method_string(), req.target(), std::nullopt, false,
-                  req[http::field::content_type], req.body()};
+  Request request{
+      req.method_string(), req.target(), std::nullopt, false, std::nullopt, {}, req[http::field::content_type],
+      req.body()};
   for (auto [it, end] = req.equal_range("Apikey"); it != end; ++it) {
     if (request.apikey) request.apikey_repeated = true;
     request.apikey = it->value();
   }
+  if (auto it = req.find(http::field::authorization); it != req.end()) request.authorization = it->value();
+  for (auto [it, end] = req.equal_range(http::field::cookie); it != end; ++it) request.cookies.push_back(it->value());
   // HEAD would need an answer without a body; closing after it is simpler.
   const bool keep_alive = req.keep_alive() && req.method() != http::verb::head;
   return Handled{service.handle(request), keep_alive};

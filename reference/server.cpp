@@ -41,9 +41,8 @@ struct Worker {
 };
 
 bool is_disconnect(const boost::system::error_code& ec) {
-  return ec == http::error::end_of_stream || ec == net::error::eof ||
-         ec == net::error::operation_aborted || ec == beast::error::timeout ||
-         ec == net::error::connection_reset || ec == net::error::broken_pipe ||
+  return ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::operation_aborted ||
+         ec == beast::error::timeout || ec == net::error::connection_reset || ec == net::error::broken_pipe ||
          ec == net::error::bad_descriptor || ec == http::error::partial_message;
 }
 
@@ -61,8 +60,7 @@ struct Server::Impl {
   bool started = false;
   bool stopped = false;
 
-  explicit Impl(ServerConfig c)
-      : config(std::move(c)), service(config.service, config.fixtures, clock) {}
+  explicit Impl(ServerConfig c) : config(std::move(c)), service(config.service, config.fixtures, clock) {}
 
   net::awaitable<void> accept_loop() {
     for (;;) {
@@ -83,9 +81,8 @@ struct Server::Impl {
 
   // Writes the answer; the head is formatted by hand into the session's reused
   // buffer, which costs a fraction of Beast's serializer on small bodies.
-  net::awaitable<boost::system::error_code> write(beast::tcp_stream& stream, std::string& out,
-                                                  const Response& r, unsigned version,
-                                                  bool keep_alive) {
+  net::awaitable<boost::system::error_code> write(beast::tcp_stream& stream, std::string& out, const Response& r,
+                                                  unsigned version, bool keep_alive) {
     out.clear();
     out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
     out += std::to_string(r.status);
@@ -171,11 +168,13 @@ struct Server::Impl {
           net::steady_timer timer(stream.get_executor(), reply.wait);
           co_await timer.async_wait(use_tuple);
         }
+        // To the back of this thread's queue: what is already queued runs first.
+        if (reply.yield) co_await net::post(stream.get_executor(), net::use_awaitable);
         response = reply.then ? reply.then() : std::move(reply.response);
       } catch (const std::exception& e) {
         // A bug in the service: say so honestly rather than drop the connection.
-        std::cerr << "crh serve: internal error on " << req.method_string() << " "
-                  << req.target() << ": " << e.what() << "\n";
+        std::cerr << "crh serve: internal error on " << req.method_string() << " " << req.target() << ": " << e.what()
+                  << "\n";
         response = service.error(500, "internal error in the reference service");
       }
       const bool keep_alive = handled.keep_alive;
@@ -198,8 +197,7 @@ Service& Server::service() { return impl_->service; }
 void Server::start() {
   auto& im = *impl_;
   if (im.started) throw std::logic_error("Server::start called twice");
-  int threads = im.config.threads > 0 ? im.config.threads
-                                      : std::max(1u, std::thread::hardware_concurrency());
+  int threads = im.config.threads > 0 ? im.config.threads : std::max(1u, std::thread::hardware_concurrency());
   for (int i = 0; i < threads; ++i) im.workers.push_back(std::make_unique<Worker>());
 
   net::io_context& first = im.workers.front()->ctx;
@@ -212,14 +210,13 @@ void Server::start() {
     tcp::resolver resolver(first);
     auto results = resolver.resolve(im.config.host, std::to_string(im.config.port), ec);
     if (ec || results.empty())
-      throw std::runtime_error("cannot resolve listen address \"" + im.config.host + "\": " +
-                               ec.message());
+      throw std::runtime_error("cannot resolve listen address \"" + im.config.host + "\": " + ec.message());
     endpoint = results.begin()->endpoint();
   }
   im.acceptor.emplace(first);
   auto fail = [&](const char* what) {
-    throw std::runtime_error(std::string("cannot ") + what + " " + endpoint.address().to_string() +
-                             " port " + std::to_string(endpoint.port()) + ": " + ec.message());
+    throw std::runtime_error(std::string("cannot ") + what + " " + endpoint.address().to_string() + " port " +
+                             std::to_string(endpoint.port()) + ": " + ec.message());
   };
   im.acceptor->open(endpoint.protocol(), ec);
   if (ec) fail("open a socket for");

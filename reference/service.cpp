@@ -319,13 +319,7 @@ Reply Service::handle(const Request& req) {
 
   const bool database = match && (match->endpoint == Endpoint::db_get || match->endpoint == Endpoint::db_set);
   const auto& f = config_.faults;
-  bool authorized;
-  if (req.apikey_repeated) authorized = false;
-  else if (!req.apikey) authorized = f.has(Fault::auth_missing_ok);
-  else authorized = f.has(Fault::auth_wrong_ok) || constant_time_equal(*req.apikey, config_.api_key);
-  if (database && f.has(Fault::auth_skip_database)) authorized = true;
-
-  if (!authorized) {
+  if (!authorized(req, query, database)) {
     if (match && match->endpoint == Endpoint::db_set && f.has(Fault::rejected_write_applies)) {
       Params params;
       if (!read_params(req, query, params))
@@ -350,6 +344,52 @@ Reply Service::handle(const Request& req) {
   if (match->endpoint != Endpoint::agents_list) route.id = segments[segments[0] == "api" ? 3 : 1];
   if (match->endpoint == Endpoint::untag || match->endpoint == Endpoint::call) route.alias = segments[3];
   return dispatch(route, req);
+}
+
+bool Service::authorized(const Request& req, std::string_view query, bool database) const {
+  const auto& f = config_.faults;
+  if (database && f.has(Fault::auth_skip_database)) return true;
+  if (req.apikey_repeated) return false;
+  if (!req.apikey) return f.has(Fault::auth_missing_ok) || key_elsewhere(req, query);
+  return f.has(Fault::auth_wrong_ok) || key_matches(*req.apikey);
+}
+
+bool Service::key_matches(std::string_view offered) const {
+  const auto& f = config_.faults;
+  const std::string_view key = config_.api_key;
+  // The faults are the shortcuts a hand-written comparison takes.
+  if (f.has(Fault::auth_key_prefix)) return constant_time_equal(offered.substr(0, 8), key.substr(0, 8));
+  if (f.has(Fault::auth_key_case)) return constant_time_equal(lower(offered), lower(key));
+  return constant_time_equal(offered, key);
+}
+
+// Without an Apikey header: the places a service that "helpfully" accepts the
+// key elsewhere would look. Only the auth-key-* faults look at all.
+bool Service::key_elsewhere(const Request& req, std::string_view query) const {
+  const auto& f = config_.faults;
+  if (f.has(Fault::auth_key_query)) {
+    Params params;
+    if (!parse_form(query, params))
+      for (const auto& [name, value] : params)
+        if (lower(name) == "apikey" && constant_time_equal(value, config_.api_key)) return true;
+  }
+  if (f.has(Fault::auth_key_bearer) && req.authorization) {
+    std::string_view v = *req.authorization;
+    if (lower(v.substr(0, 7)) == "bearer ") v.remove_prefix(7);
+    if (constant_time_equal(trim(v), config_.api_key)) return true;
+  }
+  if (f.has(Fault::auth_key_cookie)) {
+    for (std::string_view header : req.cookies) {
+      while (!header.empty()) {
+        auto semi = header.find(';');
+        std::string pair = trim(header.substr(0, semi));
+        header = semi == std::string_view::npos ? std::string_view{} : header.substr(semi + 1);
+        if (pair.starts_with("Apikey=") && constant_time_equal(std::string_view(pair).substr(7), config_.api_key))
+          return true;
+      }
+    }
+  }
+  return false;
 }
 
 Response Service::unknown_channel(const Route& route) const {
@@ -404,7 +444,15 @@ Response Service::set_snoozed(const Route& route, bool snooze) {
   auto a = state_.set_snoozed(route.id, snooze);
   if (!a) return unknown_agent(route);
   if (snooze && config_.faults.has(Fault::snooze_shape)) return ok(json::object{{"ok", true}});
-  return ok(agent_json(*a));
+  json::value body = agent_json(*a);
+  if (!snooze && config_.faults.has(Fault::wake_types)) {
+    // Same field names and the same id, only a type differs from the GET.
+    std::uint64_t number = 0;
+    std::from_chars(a->id.data(), a->id.data() + a->id.size(), number);
+    if (std::to_string(number) == a->id) body.as_object()["id"] = number;
+    else body.as_object()["name"] = json::array{json::value(a->name)};
+  }
+  return ok(body);
 }
 
 Response Service::db_get(const Route& route) const {
@@ -466,13 +514,16 @@ Response Service::untag(const Route& route) {
 
 Reply Service::call(const Route& route, const std::string* caller) {
   if (!caller || caller->empty()) return {error(400, "missing or empty parameter \"caller\" (the calling number)")};
-  if (!config_.faults.has(Fault::binding_racy))
+  const auto& f = config_.faults;
+  if (!f.has(Fault::binding_racy) && !f.has(Fault::binding_racy_turn))
     return {call_answer(route, *caller, state_.call(route.id, route.alias, *caller))};
-  // Check, yield, then bind: racing callers can all pass the check.
+  // Check, yield, then bind: racing callers can all pass the check. The
+  // timer makes the window wide; the bare turn leaves only what was queued.
   CallResult checked = state_.call_check(route.id, route.alias, *caller);
   if (checked.status != CallStatus::connected) return {call_answer(route, *caller, checked)};
   Reply reply;
-  reply.wait = kRacyBindYield;
+  if (f.has(Fault::binding_racy)) reply.wait = kRacyBindYield;
+  else reply.yield = true;
   reply.then = [this, route, caller = *caller] {
     return call_answer(route, caller, state_.call_apply(route.id, route.alias, caller));
   };

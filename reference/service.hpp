@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "clock.hpp"
 #include "faults.hpp"
@@ -27,7 +28,10 @@ struct Request {
   std::string_view target;                 // origin-form: path and optional query
   std::optional<std::string_view> apikey;  // the Apikey header, if present once
   bool apikey_repeated = false;            // more than one Apikey header was sent
-  std::string_view content_type;           // empty when absent
+  // Where a careless service might also look for the key (the auth-key-* faults).
+  std::optional<std::string_view> authorization;  // the first Authorization header
+  std::vector<std::string_view> cookies;          // every Cookie header
+  std::string_view content_type;                  // empty when absent
   std::string_view body;
 };
 
@@ -40,9 +44,12 @@ struct Response {
 
 // What the transport does with a request: send `response`, or first wait
 // `wait` (without blocking the thread) and then send what `then()` returns.
+// `yield` instead lets the thread's event loop run the handlers already queued
+// once, with no timer, before `then()`: the smallest gap a transport can make.
 struct Reply {
   Response response;
   std::chrono::milliseconds wait{0};
+  bool yield = false;
   std::function<Response()> then;
 };
 
@@ -59,6 +66,9 @@ class Service {
  private:
   struct Route;
   Reply dispatch(const Route& route, const Request& request);
+  bool authorized(const Request& request, std::string_view query, bool database) const;
+  bool key_matches(std::string_view offered) const;
+  bool key_elsewhere(const Request& request, std::string_view query) const;
   Response unknown_agent(const Route& route) const;
   Response unknown_channel(const Route& route) const;
   Response unknown_alias(const Route& route) const;

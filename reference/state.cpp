@@ -28,13 +28,15 @@ struct AliasSlot {
   std::string number;
   std::optional<std::string> tag;
   Clock::time_point expires_at{};
+  std::chrono::milliseconds lifetime{0};  // what the tag was given (for the expiry-sliding fault)
   std::optional<std::string> bound_caller;
   std::uint64_t last_use = 0;  // 0: never used; otherwise the channel's use sequence number
   std::optional<Clock::time_point> last_used_at;
 
   AliasView view() const {
-    AliasView v{id, number, tag, std::nullopt, bound_caller, last_used_at};
+    AliasView v{id, number, tag, std::nullopt, std::nullopt, last_used_at};
     if (tag) v.expires_at = expires_at;
+    if (tag) v.bound_caller = bound_caller;  // a caller left behind (binding-survives-retag) is not shown
     return v;
   }
 };
@@ -81,20 +83,41 @@ struct State::Impl {
   void expire(AliasSlot& a, Clock::time_point now) const {
     if (a.tag && !faults.has(Fault::expiry_never) && now >= a.expires_at) {
       a.tag.reset();
-      a.bound_caller.reset();
+      release_caller(a);
     }
+  }
+  // A tag's end ends its lock; with binding-survives-retag the caller stays
+  // behind for the alias's next tag. Caller holds the channel's mutex.
+  void release_caller(AliasSlot& a) const {
+    if (!faults.has(Fault::binding_survives_retag)) a.bound_caller.reset();
+  }
+  // A call that connected: a use, and with expiry-sliding a fresh lifetime.
+  void mark_called(ChannelSlot& ch, AliasSlot& a, Clock::time_point now) const {
+    if (a.tag && faults.has(Fault::expiry_sliding)) a.expires_at = now + a.lifetime;
+    mark_used(ch, a, now);
   }
   static void mark_used(ChannelSlot& ch, AliasSlot& a, Clock::time_point now) {
     a.last_use = ++ch.use_counter;
     a.last_used_at = now;
   }
-  static Agent to_agent(const AgentSlot& s) {
-    return Agent{s.id, s.name, s.snoozed.load(std::memory_order_relaxed)};
+  // The caller `a` is locked to, if any. With binding-per-tag-name, a caller
+  // bound on any live alias of the channel with the same tag name counts.
+  // Caller holds the channel's mutex.
+  const std::optional<std::string>* lock_holder(ChannelSlot& ch, AliasSlot& a, Clock::time_point now) const {
+    if (!a.tag) return nullptr;
+    if (a.bound_caller) return &a.bound_caller;
+    if (!faults.has(Fault::binding_per_tag_name)) return nullptr;
+    for (auto& other : ch.aliases) {
+      expire(other, now);
+      if (other.tag == a.tag && other.bound_caller) return &other.bound_caller;
+    }
+    return nullptr;
   }
+  static Agent to_agent(const AgentSlot& s) { return Agent{s.id, s.name, s.snoozed.load(std::memory_order_relaxed)}; }
 };
 
-State::State(const Fixtures& fixtures, const Clock& clock, std::chrono::milliseconds minute,
-             FaultSet faults, StateLimits limits)
+State::State(const Fixtures& fixtures, const Clock& clock, std::chrono::milliseconds minute, FaultSet faults,
+             StateLimits limits)
     : clock_(clock), impl_(std::make_unique<Impl>()) {
   impl_->minute = minute;
   impl_->faults = faults;
@@ -166,9 +189,7 @@ DbWriteStatus State::db_set(std::string_view key, std::string_view value) {
   return DbWriteStatus::stored;
 }
 
-bool State::has_channel(std::string_view channel) const {
-  return impl_->find_channel(channel) != nullptr;
-}
+bool State::has_channel(std::string_view channel) const { return impl_->find_channel(channel) != nullptr; }
 
 std::optional<std::vector<AliasView>> State::aliases(std::string_view channel) const {
   auto* ch = impl_->find_channel(channel);
@@ -195,13 +216,13 @@ TagResult State::tag(std::string_view channel, std::string_view tag, std::int64_
     impl_->expire(a, now);
     if (a.tag) continue;
     // Strict comparisons keep the first alias on ties (never-used aliases, fixture order).
-    if (!pick || (most_recent ? a.last_use > pick->last_use : a.last_use < pick->last_use))
-      pick = &a;
+    if (!pick || (most_recent ? a.last_use > pick->last_use : a.last_use < pick->last_use)) pick = &a;
   }
   if (!pick) return {TagStatus::all_tagged, {}};
   pick->tag = std::string(tag);
-  pick->expires_at = now + minutes * impl_->minute;
-  pick->bound_caller.reset();
+  pick->lifetime = minutes * impl_->minute;
+  pick->expires_at = now + pick->lifetime;
+  impl_->release_caller(*pick);
   Impl::mark_used(*ch, *pick, now);
   return {TagStatus::tagged, pick->view()};
 }
@@ -222,12 +243,11 @@ UntagResult State::untag(std::string_view channel, std::string_view alias) {
     return {UntagStatus::untagged, shown};
   }
   a->tag.reset();
-  a->bound_caller.reset();
+  impl_->release_caller(*a);
   return {UntagStatus::untagged, a->view()};
 }
 
-CallResult State::call(std::string_view channel, std::string_view alias,
-                       std::string_view caller) {
+CallResult State::call(std::string_view channel, std::string_view alias, std::string_view caller) {
   auto* ch = impl_->find_channel(channel);
   if (!ch) return {CallStatus::unknown_channel, {}};
   std::lock_guard lock(ch->mutex);
@@ -236,30 +256,29 @@ CallResult State::call(std::string_view channel, std::string_view alias,
   auto now = clock_.now();
   impl_->expire(*a, now);
   if (a->tag) {
-    if (a->bound_caller && *a->bound_caller != caller &&
-        !impl_->faults.has(Fault::binding_last_caller))
+    auto* holder = impl_->lock_holder(*ch, *a, now);
+    if (holder && **holder != caller && !impl_->faults.has(Fault::binding_last_caller))
       return {CallStatus::locked, a->view()};
     a->bound_caller = std::string(caller);
   }
-  Impl::mark_used(*ch, *a, now);
+  impl_->mark_called(*ch, *a, now);
   return {CallStatus::connected, a->view()};
 }
 
-CallResult State::call_check(std::string_view channel, std::string_view alias,
-                             std::string_view caller) {
+CallResult State::call_check(std::string_view channel, std::string_view alias, std::string_view caller) {
   auto* ch = impl_->find_channel(channel);
   if (!ch) return {CallStatus::unknown_channel, {}};
   std::lock_guard lock(ch->mutex);
   auto* a = Impl::find_alias(*ch, alias);
   if (!a) return {CallStatus::unknown_alias, {}};
-  impl_->expire(*a, clock_.now());
-  if (a->tag && a->bound_caller && *a->bound_caller != caller)
+  auto now = clock_.now();
+  impl_->expire(*a, now);
+  if (auto* holder = impl_->lock_holder(*ch, *a, now); holder && **holder != caller)
     return {CallStatus::locked, a->view()};
   return {CallStatus::connected, a->view()};
 }
 
-CallResult State::call_apply(std::string_view channel, std::string_view alias,
-                             std::string_view caller) {
+CallResult State::call_apply(std::string_view channel, std::string_view alias, std::string_view caller) {
   auto* ch = impl_->find_channel(channel);
   if (!ch) return {CallStatus::unknown_channel, {}};
   std::lock_guard lock(ch->mutex);
@@ -268,7 +287,7 @@ CallResult State::call_apply(std::string_view channel, std::string_view alias,
   auto now = clock_.now();
   impl_->expire(*a, now);
   if (a->tag) a->bound_caller = std::string(caller);
-  Impl::mark_used(*ch, *a, now);
+  impl_->mark_called(*ch, *a, now);
   return {CallStatus::connected, a->view()};
 }
 

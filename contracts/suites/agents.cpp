@@ -1,5 +1,6 @@
 // agents: the list, each agent readable, snooze and wake answering with the
-// single GET's shape (R1) and their effect visible in a later GET.
+// single GET's form (R1: field names, field types, id) and their effect
+// visible in a later GET.
 #include <boost/json.hpp>
 #include <set>
 
@@ -32,6 +33,16 @@ void same_shape(CheckContext& ctx, const char* op) {
   ctx.require(keys_of(answer) == keys_of(single), "R1",
               what + ": expected the same fields as GET " + agent_path(id) + " " + keys_of(single) + ", got " +
                   keys_of(answer));
+  // The same form is also the same types: a client that reads the GET's
+  // string id must not meet a number here (null matches any type).
+  if (single.is_object()) {
+    std::string diffs;
+    for (const auto& d : field_type_differences(single.get_object(), answer.get_object()))
+      diffs += (diffs.empty() ? "" : ", ") + d;
+    ctx.require(diffs.empty(), "R1",
+                what + ": expected each field to have the JSON type it has in GET " + agent_path(id) +
+                    "; these differ (the GET's type, then this answer's): " + diffs);
+  }
   auto got = agent_id(ctx, answer);
   ctx.require(
       got == agent_id(ctx, single), "R1",
@@ -87,15 +98,16 @@ void add_agent_checks(std::vector<Check>& out) {
                  .rules = {"E1", "E2"},
                  .summary = "every listed agent can be read by its id and is that agent",
                  .body = each_agent_readable});
-  out.push_back({.id = "agents.snooze-same-shape",
-                 .suite = s,
-                 .rules = {"R1", "E3"},
-                 .summary = "snooze answers with the agent object: the same fields and id as the single GET",
-                 .body = [](CheckContext& ctx) { same_shape(ctx, "snooze"); }});
+  out.push_back(
+      {.id = "agents.snooze-same-shape",
+       .suite = s,
+       .rules = {"R1", "E3"},
+       .summary = "snooze answers with the agent object: the same fields, field types and id as the single GET",
+       .body = [](CheckContext& ctx) { same_shape(ctx, "snooze"); }});
   out.push_back({.id = "agents.wake-same-shape",
                  .suite = s,
                  .rules = {"R1", "E4"},
-                 .summary = "wake answers with the agent object: the same fields and id as the single GET",
+                 .summary = "wake answers with the agent object: the same fields, field types and id as the single GET",
                  .body = [](CheckContext& ctx) { same_shape(ctx, "wake"); }});
   out.push_back(
       {.id = "agents.snooze-wake-visible",

@@ -133,8 +133,28 @@ void database_post_without_value(CheckContext& ctx) {
         "POST " + database_path(key) + " without value", ctx.statuses().bad_input, false);
 }
 
-// X1, X2: odd but well-formed requests are answered or refused with the error
-// shape, never with a 5xx.
+// One odd request's answer: nothing when it is right (a 200, or a refusal
+// with the error shape), else what is wrong (a MUST). A protocol-level
+// refusal of a malformed request is judged apart: its findings are SHOULDs.
+std::optional<std::string> judge_odd(CheckContext& ctx, const core::Exchange& e, const std::string& what) {
+  if (e.error == core::TransportError::malformed || e.error == core::TransportError::too_large)
+    return what + ": expected an HTTP/1.1 answer, got " + describe_answer(e);
+  if (!e.answered() || e.response->status == 200) return std::nullopt;
+  const auto& r = *e.response;
+  auto findings = error_shape_findings(r.status, r.header("Content-Type"), r.body);
+  if (protocol_level_refusal(e.request.target, r.status, r.header("Content-Type"), r.body))
+    findings = judged_apart(std::move(findings));
+  std::optional<std::string> must;
+  for (const auto& f : findings) {
+    if (f.severity == Severity::should) ctx.prefer(false, f.rule, what + ": " + f.text);
+    else if (!must) must = what + ": " + f.text;
+  }
+  return must;
+}
+
+// X1, X2: odd requests are answered or refused with the error shape, never
+// with a 5xx. Every one is sent whatever the others got, so one answer
+// cannot hide the rest.
 void odd_requests(CheckContext& ctx) {
   auto key = probe_key(ctx, "errors");
   const std::string ch = tag_path(ctx.target().channel);
@@ -150,17 +170,22 @@ void odd_requests(CheckContext& ctx) {
       {"POST", database_path(key), {{"Content-Type", "application/x-www-form-urlencoded"}}, "value=%ff%fe"},
       {"POST", database_path(key), {{"Content-Type", "application/json"}}, "{\"value\": 12}"},
   };
+  std::vector<std::string> failed, unanswered;
   for (auto& r : odd) {
     const std::string what =
         r.method + " " + r.target.substr(0, 80) + (r.body.empty() ? "" : " with body " + excerpt(r.body, 40));
     auto e = ctx.send(r);
-    const auto& resp = ctx.response(e, what);
-    if (resp.status == 200) {
-      if (r.target == ch) untag_if_tagged(ctx, e);  // tagged after all
-      continue;
-    }
-    ctx.refused(e, "X1", what, {resp.status});
+    if (auto problem = judge_odd(ctx, e, what)) failed.push_back(*problem);
+    else if (!e.answered()) unanswered.push_back(what + ": " + describe_answer(e));
+    else if (e.response->status == 200 && r.target == ch) untag_if_tagged(ctx, e);  // tagged after all
   }
+  const std::string of = " (" + std::to_string(odd.size()) + " odd requests sent)";
+  if (!failed.empty())
+    ctx.fail("X1", std::to_string(failed.size()) + " odd request(s) got a wrong answer" + of +
+                       "; first: " + failed.front() + (failed.size() > 1 ? "; then: " + failed[1] : ""));
+  if (!unanswered.empty())
+    ctx.indeterminate(std::to_string(unanswered.size()) + " odd request(s) got no answer" + of +
+                      "; first: " + unanswered.front());
 }
 
 // X1, X2, C1: every error answer of the whole run has the documented error shape.
@@ -172,6 +197,7 @@ void every_error_answer(CheckContext& ctx) {
     if (r.status == 200) continue;
     ++errors;
     auto findings = error_shape_findings(r.status, r.content_type, r.body);
+    if (r.protocol_refusal) findings = judged_apart(std::move(findings));
     if (findings.empty()) continue;
     ++bad;
     for (auto& f : findings) {

@@ -107,6 +107,23 @@ echo "  expected exit 1, got $code"
 [ "$code" -eq 1 ] || { fail "crh contract --strict without the profile exited $code, expected 1"; show; }
 echo "  findings: $(grep -c '^FAIL\|^WARN' "$work/run.out" || true), e.g. $(grep -m1 '^FAIL\|^WARN' "$work/run.out" || true)"
 
+step "h. a framework's 400 text/html for a target that is not a valid URI is judged apart, and every odd request is sent"
+"$dialect" --port 0 --api-key-file "$work/key" --minute-ms "$minute_ms" --invalid-uri html >"$work/html.out" 2>&1 &
+hpid=$!
+pids+=("$hpid")
+hurl=$(await_url "$work/html.out" "$hpid") || fail "crh_dialect_server --invalid-uri html did not start"
+bounded 30 contract --base-url "$hurl" --profile "$profile" --check 'errors.*' --verbose --json "$work/h.json"
+expect_exit 0 "crh contract --check 'errors.*' against a framework's text/html 400"
+sent=$(awk '/^(PASS|WARN|FAIL|INDET|SKIP) +errors.odd-requests/{on=1; next} /^[A-Z]+ +[a-z]/{on=0} on && /\$ curl/' \
+  "$work/run.out" | grep -c "" || true)
+echo "  expected WARN errors.odd-requests (a SHOULD) with at least 10 exchanges (the 10 odd requests), got" \
+  "$(grep -o '^[A-Z]* *errors.odd-requests' "$work/run.out" | head -n 1) with $sent"
+grep -q '^WARN *errors.odd-requests' "$work/run.out" || fail "errors.odd-requests is not a warning: $(grep 'errors.odd' "$work/run.out" | head -n 2)"
+[ "$sent" -ge 10 ] || fail "errors.odd-requests stopped early: $sent exchanges, expected at least 10"
+bounded 30 contract --base-url "$hurl" --profile "$profile" --check 'errors.odd-requests' --strict
+expect_exit 1 "crh contract --strict against a framework's text/html 400 (a SHOULD finding)"
+kill -TERM "$hpid" 2>/dev/null || true
+
 step "f. the key appears in no output or result file"
 if grep -rqF -- "$key" "$work/all.out" "$work"/*.json; then
   fail "the key leaks: $(grep -rlF -- "$key" "$work/all.out" "$work"/*.json | tr '\n' ' ')"

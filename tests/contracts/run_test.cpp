@@ -114,6 +114,18 @@ const std::vector<FaultCase> kFaultTable{
     // slow-tag is a performance regression (20 ms more per tag), not a broken
     // rule: the contract must not fail it; load and baseline comparison catch it.
     {"slow-tag", {}},
+    {"auth-key-prefix",
+     {"auth.near-miss.truncated.agents-list", "auth.near-miss.extended.agents-list",
+      "auth.near-miss.prefix-equal.agents-list", "auth.near-miss.truncated.database-post"}},
+    {"auth-key-case", {"auth.near-miss.case-changed.agents-list", "auth.near-miss.case-changed.database-post"}},
+    {"auth-key-query", {"auth.key-in-query.agents-list", "auth.key-in-query.database-post"}},
+    {"auth-key-bearer", {"auth.key-in-authorization.agents-list", "auth.key-in-authorization.database-post"}},
+    {"auth-key-cookie", {"auth.key-in-cookie.agents-list", "auth.key-in-cookie.database-post"}},
+    {"wake-types", {"agents.wake-same-shape"}},
+    {"binding-per-tag-name", {"binding.same-tag-name"}},
+    {"expiry-sliding", {"expiry.lifetime"}, true},
+    {"binding-racy-turn", {"binding.race"}},
+    {"binding-survives-retag", {"binding.fresh-after-retag"}},
 };
 
 void PrintTo(const FaultCase& c, std::ostream* os) { *os << c.fault; }

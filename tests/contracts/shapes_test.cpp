@@ -1,5 +1,5 @@
 // Verdict logic fed crafted answers, hostile ones included: the rule
-// catalogue and the error-shape rule (X2).
+// catalogue, the error-shape rule (X2) and the field types of one form (R1).
 #include "contracts/rules.hpp"
 #include "contracts/shapes.hpp"
 
@@ -72,6 +72,75 @@ TEST(ErrorShape, LargeBodiesAreHandledAndQuotedShort) {
   auto f = error_shape_findings(404, "text/plain", std::string(2u << 20, 'x'));
   ASSERT_FALSE(f.empty());
   for (const auto& x : f) EXPECT_LT(x.text.size(), 400u) << "messages quote an excerpt, not the body";
+}
+
+TEST(FieldTypes, NamesTheJsonTypes) {
+  EXPECT_EQ(json_type_name(json::value("101")), "string");
+  EXPECT_EQ(json_type_name(json::value(101)), "number");
+  EXPECT_EQ(json_type_name(json::value(101u)), "number");
+  EXPECT_EQ(json_type_name(json::value(1.5)), "number");
+  EXPECT_EQ(json_type_name(json::value(true)), "bool");
+  EXPECT_EQ(json_type_name(json::parse("{}")), "object");
+  EXPECT_EQ(json_type_name(json::parse("[]")), "array");
+  EXPECT_EQ(json_type_name(json::value(nullptr)), "null");
+}
+
+std::vector<std::string> diffs(std::string_view a, std::string_view b) {
+  return field_type_differences(json::parse(a).as_object(), json::parse(b).as_object());
+}
+
+TEST(FieldTypes, TheSameFormHasNoDifferences) {
+  EXPECT_TRUE(
+      diffs(R"({"id":"101","name":"A","state":"available"})", R"({"state":"snoozed","name":"B","id":"101"})").empty());
+  EXPECT_TRUE(diffs(R"({"n":1,"b":true,"o":{"x":1},"a":[1]})", R"({"n":2.5,"b":false,"o":{},"a":[]})").empty())
+      << "an integer and a double are both numbers; nested content is not compared";
+  EXPECT_TRUE(diffs("{}", "{}").empty());
+}
+
+TEST(FieldTypes, NullMatchesEveryType) {
+  EXPECT_TRUE(diffs(R"({"tag":null,"n":null})", R"({"tag":"x","n":{}})").empty());
+  EXPECT_TRUE(diffs(R"({"tag":"x"})", R"({"tag":null})").empty());
+}
+
+TEST(FieldTypes, NamesEachFieldWhoseTypeDiffers) {
+  EXPECT_EQ(diffs(R"({"id":"101","name":"A"})", R"({"id":101,"name":"A"})"),
+            std::vector<std::string>{"id (string, then number)"});
+  EXPECT_EQ(diffs(R"({"id":"1","b":true,"o":{}})", R"({"id":[],"b":"true","o":[]})"),
+            (std::vector<std::string>{"id (string, then array)", "b (bool, then string)", "o (object, then array)"}));
+}
+
+TEST(FieldTypes, FieldsOnlyOneSideHasAreLeftToTheFieldNameComparison) {
+  EXPECT_TRUE(diffs(R"({"id":"1","extra":1})", R"({"id":"1","other":"x"})").empty());
+}
+
+TEST(ProtocolRefusal, MalformedTargetsAreThoseAnHttpLayerMayRefuse) {
+  EXPECT_TRUE(malformed_target("/database/%zz%"));
+  EXPECT_TRUE(malformed_target("/database/a%2"));
+  EXPECT_TRUE(malformed_target("/database/a b"));
+  EXPECT_TRUE(malformed_target("/database/\xc3\xa9"));
+  EXPECT_TRUE(malformed_target("/database/" + std::string(kLongTarget, 'k')));
+  EXPECT_FALSE(malformed_target("/database/%41%c3%a9?x=1"));
+  EXPECT_FALSE(malformed_target("/api/v1/local-agents/%00"));  // valid URI: the API must answer it
+}
+
+TEST(ProtocolRefusal, OnlyAFrameworkRefusalOfAMalformedRequestIsJudgedApart) {
+  const std::string html = "<html><body>400 Bad Request</body></html>";
+  EXPECT_TRUE(protocol_level_refusal("/database/%zz%", 400, "text/html", html));
+  EXPECT_TRUE(protocol_level_refusal("/x/" + std::string(2000, 'k'), 414, "text/html", html));
+  EXPECT_FALSE(protocol_level_refusal("/database/%zz%", 400, "application/json", R"({"msg":"bad"})"))
+      << "the API's own answer is judged as any other";
+  EXPECT_FALSE(protocol_level_refusal("/database/%zz%", 500, "text/html", html)) << "a 5xx is never excused";
+  EXPECT_FALSE(protocol_level_refusal("/database/%zz%", 404, "text/html", html));
+  EXPECT_FALSE(protocol_level_refusal("/database/k", 400, "text/html", html)) << "a well-formed request";
+}
+
+TEST(ProtocolRefusal, JudgedApartEveryFindingIsAShould) {
+  auto findings = judged_apart(error_shape_findings(400, "text/html", "<html/>"));
+  ASSERT_FALSE(findings.empty());
+  for (const auto& f : findings) {
+    EXPECT_EQ(f.severity, Severity::should) << f.text;
+    EXPECT_NE(f.text.find("refused a malformed request"), std::string::npos) << f.text;
+  }
 }
 
 TEST(Excerpt, PrintableAndBounded) {

@@ -7,6 +7,12 @@
 // raises no false alarm on a correct service that is not the reference.
 //
 //   crh_dialect_server --port 0 --api-key-file FILE --minute-ms N [--channels N --aliases M]
+//                      [--invalid-uri json|html]
+//
+// --invalid-uri html answers a request target that is not a valid URI
+// (GET /database/%zz%) with a framework's 400 text/html page before any API
+// code runs, as the JDK's built-in HTTP server does; json (the default)
+// answers it like any bad input.
 //
 // It shares no code with reference/, core/, contracts/ or loadgen/ (a bug
 // shared with the harness would hide itself): its own HTTP/1.1 framing over
@@ -70,6 +76,9 @@ struct Config {
   std::int64_t minute_ms = 60'000;
   int channels = 2;
   int aliases = 64;  // the load's race keeps many aliases tagged at once
+  // "html": a target that is not a valid URI is refused with 400 text/html
+  // before any API code runs, as the JDK's built-in server does.
+  bool framework_refusal = false;
 };
 
 bool parse_int(const char* text, std::int64_t lo, std::int64_t hi, std::int64_t& out) {
@@ -106,6 +115,8 @@ std::optional<Config> parse_flags(int argc, char** argv) {
     else if (flag == "--minute-ms" && parse_int(value, 1, 3'600'000, n)) c.minute_ms = n;
     else if (flag == "--channels" && parse_int(value, 1, 999, n)) c.channels = static_cast<int>(n);
     else if (flag == "--aliases" && parse_int(value, 1, 9999, n)) c.aliases = static_cast<int>(n);
+    else if (flag == "--invalid-uri" && (value == std::string_view("html") || value == std::string_view("json")))
+      c.framework_refusal = value == std::string_view("html");
     else return std::nullopt;
   }
   auto key = key_file.empty() ? std::nullopt : read_key(key_file);
@@ -193,6 +204,7 @@ struct Response {
   unsigned status = 200;
   json::value body;
   std::string allow;  // the Allow header of a 405
+  std::string html;   // when set, the body instead of `body`, as text/html (a framework's page)
 };
 
 Response error(unsigned status, std::string msg) { return {status, json::object{{"msg", std::move(msg)}}, {}}; }
@@ -237,9 +249,9 @@ const char* reason(unsigned status) {
 }
 
 std::string wire(const Response& r, bool head_only, bool keep_alive) {
-  const std::string body = json::serialize(r.body);
+  const std::string body = r.html.empty() ? json::serialize(r.body) : r.html;
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) + "\r\n";
-  out += "Content-Type: application/json; charset=utf-8\r\n";
+  out += r.html.empty() ? "Content-Type: application/json; charset=utf-8\r\n" : "Content-Type: text/html\r\n";
   out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   if (!r.allow.empty()) out += "Allow: " + r.allow + "\r\n";
   out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
@@ -814,8 +826,10 @@ bool method_allowed(std::string_view allow, std::string_view method) {
 // Auth first (every endpoint needs the key), then the route, the method and
 // the handler. HEAD is answered as GET, without the body.
 Response route(const Request& r) {
-  if (!authorized(r)) return error(403, "a missing, empty or wrong Apikey header");
   const auto segments = segments_of(r.target);
+  if (!segments && g_config.framework_refusal)
+    return {400, nullptr, {}, "<html><body><h1>400 Bad Request</h1>URISyntaxException</body></html>"};
+  if (!authorized(r)) return error(403, "a missing, empty or wrong Apikey header");
   if (!segments) return error(422, "the path is not validly percent-encoded");
   const Match m = match(*segments);
   if (m.route == Route::none) return error(404, "no such route: " + r.target.substr(0, 200));
