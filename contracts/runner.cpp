@@ -67,6 +67,9 @@ std::string random_text(std::size_t n, std::string_view alphabet) {
   return out;
 }
 
+// The database key the encoding probe writes (DESIGN.md §5: probes live under crh-probe-).
+constexpr std::string_view kEncodingProbeKey = "crh-probe-encoding";
+
 class Executor {
  public:
   Executor(const RunOptions& o, RunReport& report) : options_(o), report_(report) {
@@ -84,7 +87,10 @@ class Executor {
 
   void run(const std::vector<const Check*>& selected) {
     report_.results.resize(selected.size());
+    report_.encoding = shared_.target.dialect.encoding;
     if (!preflight()) return;
+    if (options_.detect_encoding) detect_encoding();
+    report_.encoding = shared_.target.dialect.encoding;
     std::vector<std::size_t> first, slow, rest, last;
     for (std::size_t i = 0; i < selected.size(); ++i) {
       const Check& c = *selected[i];
@@ -113,6 +119,44 @@ class Executor {
   }
 
  private:
+  // A database write of a crh-probe- key as `encoding` says.
+  core::Exchange probe_write(core::HttpClient& client, core::ParamEncoding encoding) {
+    auto target = shared_.target;
+    target.dialect.encoding = encoding;
+    auto r = core::api::request(target, core::api::Operation::db_set,
+                                {.id = std::string(kEncodingProbeKey), .value = "crh"});
+    r.headers.push_back({"Apikey", target.api_key});
+    return client.send(std::move(r));
+  }
+
+  // The spec does not say how parameters travel (DESIGN.md §3), and neither
+  // did the profile. A target that refuses the default as bad input would
+  // fail every check with parameters for a setting, not a broken rule: try
+  // the other encodings on a probe write and use the one it takes, saying so.
+  void detect_encoding() {
+    core::HttpClient client(shared_.target.base, shared_.client);
+    const auto given = shared_.target.dialect.encoding;
+    const auto first = probe_write(client, given);
+    const auto& auth = shared_.statuses.auth;
+    if (!first.answered() || first.response->status == 200 || first.response->status >= 500 ||
+        std::find(auth.begin(), auth.end(), first.response->status) != auth.end())
+      return;  // taken, or refused for another reason: the checks will judge it
+    for (auto other : {core::ParamEncoding::form, core::ParamEncoding::json, core::ParamEncoding::query}) {
+      if (other == given) continue;
+      const auto e = probe_write(client, other);
+      if (!e.answered() || e.response->status != 200) continue;
+      shared_.janitor.database_key(std::string(kEncodingProbeKey), std::nullopt);
+      shared_.target.dialect.encoding = other;
+      report_.notes.push_back("parameters sent as " + std::string(core::to_string(given)) + " were refused (POST " +
+                              core::api::database_path(std::string(kEncodingProbeKey)) + " answered HTTP " +
+                              std::to_string(first.response->status) + ") and taken as " +
+                              std::string(core::to_string(other)) + ": the checks send them as " +
+                              std::string(core::to_string(other)) + "; say \"encoding\": \"" +
+                              std::string(core::to_string(other)) + "\" in a profile to make it part of the contract");
+      return;
+    }
+  }
+
   bool preflight() {
     core::ClientConfig quick = shared_.client;
     quick.timeout = std::min(quick.timeout, std::chrono::milliseconds(3000));

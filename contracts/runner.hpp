@@ -25,6 +25,10 @@ struct RunOptions {
   std::vector<std::string> checks;  // ids, or prefixes ending in '*'; empty: every check of the suites
   bool slow = false;                // run the expiry checks (they wait a tag lifetime)
   bool strict = false;              // SHOULD findings fail
+  // The profile does not say how parameters travel: when the target refuses
+  // the default, the preflight tries the other encodings and uses the one it
+  // takes, with a note (RunReport::encoding says which).
+  bool detect_encoding = false;
   // When set, checks not yet started are skipped as interrupted (Ctrl-C);
   // the target is still restored.
   const std::atomic<bool>* stop = nullptr;
@@ -37,7 +41,8 @@ struct RunReport {
   bool unreachable = false;          // nothing could be asked: exit 3
   bool interrupted = false;          // stopped early (RunOptions::stop): incomplete, exit 1
   std::string unreachable_reason;
-  std::vector<std::string> notes;  // what a reader must know: key refused, restore problems
+  std::vector<std::string> notes;                            // what a reader must know: key refused, restore problems
+  core::ParamEncoding encoding = core::ParamEncoding::form;  // what the checks sent (detected or given)
   std::chrono::system_clock::time_point started;
   std::chrono::microseconds duration{0};
   int exit_code = 0;  // verdict_of(...).exit_code

@@ -138,8 +138,10 @@ Profile parse_profile(const json::value& doc, const std::string& source) {
   Reader r{source};
   Profile p;
   r.each(r.object(doc, "(top level)"), "", [&](std::string_view k, const json::value& v, const std::string& f) {
-    if (k == "encoding") p.dialect.encoding = read_encoding(r, v, f);
-    else if (k == "call_hook") read_call_hook(r, v, f, p.dialect.call_hook);
+    if (k == "encoding") {
+      p.dialect.encoding = read_encoding(r, v, f);
+      p.encoding_given = true;
+    } else if (k == "call_hook") read_call_hook(r, v, f, p.dialect.call_hook);
     else if (k == "statuses") read_statuses(r, v, f, p.statuses);
     else if (k == "minutes") read_minutes(r, v, f, p.dialect.minutes);
     else return read_names(r, k, v, f, p.dialect.fields);

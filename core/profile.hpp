@@ -24,8 +24,9 @@ struct ExpectedStatuses {
 };
 
 struct Profile {
-  Dialect dialect;            // what the target is: copied into core::Target
-  ExpectedStatuses statuses;  // what the checks expect of it
+  Dialect dialect;              // what the target is: copied into core::Target
+  ExpectedStatuses statuses;    // what the checks expect of it
+  bool encoding_given = false;  // the file set "encoding" (else a contract run may find it)
 };
 
 // Reads a profile file; keys not given keep their defaults. Throws

@@ -50,12 +50,14 @@ int prepare_run(const ContractOptions& o, contracts::RunOptions& run) {
   run.checks = o.checks;
   run.client.timeout = o.target.timeout();
   run.target = o.target.target();
+  run.detect_encoding = true;  // unless a profile says the encoding
   try {
     contracts::select_checks(o.contract.suites, o.checks);
     if (!o.target.profile_file.empty()) {
       const auto profile = core::load_profile(o.target.profile_file);
       run.target.dialect = profile.dialect;
       run.statuses = profile.statuses;
+      run.detect_encoding = !profile.encoding_given;
     }
   } catch (const std::exception& e) {
     std::cerr << "crh contract: " << e.what() << "\n";

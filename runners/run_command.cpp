@@ -52,6 +52,7 @@ struct RunContext {
   const RunCommandOptions& o;
   core::Target target;
   core::ExpectedStatuses statuses;  // the profile's, for the loads' expected refusals
+  bool detect_encoding = false;     // the profile does not say the encoding: the contract finds it
   bool embedded = false;
   bool tty = false;
   bool progress = false;  // progress lines on the terminal
@@ -108,6 +109,7 @@ contracts::RunReport run_contract_suites(const RunContext& ctx, const core::Expe
   contracts::RunOptions run;
   run.target = ctx.target;
   run.statuses = statuses;
+  run.detect_encoding = ctx.detect_encoding;
   ctx.o.contract.apply_to(run);
   run.client.timeout = ctx.o.target.timeout();
   run.stop = &InterruptScope::requested();
@@ -225,6 +227,7 @@ int run_run_command(const RunCommandOptions& o) {
   RunContext ctx{.o = o, .target = o.target.target()};
   ctx.target.dialect = inputs->profile.dialect;
   ctx.statuses = inputs->profile.statuses;
+  ctx.detect_encoding = !inputs->profile.encoding_given;
   ctx.tty = ::isatty(STDOUT_FILENO) == 1;
   ctx.progress = ctx.tty && !o.output.quiet;
   std::unique_ptr<reference::Server> embedded;
@@ -238,6 +241,7 @@ int run_run_command(const RunCommandOptions& o) {
   reports::RunParts parts;
   reports::RunMeta meta;
   const auto contract = run_contract_suites(ctx, inputs->profile.statuses, parts);
+  ctx.target.dialect.encoding = contract.encoding;  // the loads send parameters as the checks did
   run_loads(ctx, contract, inputs->rate, parts, meta);
   if (embedded) embedded->stop();
 

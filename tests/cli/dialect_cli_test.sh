@@ -124,6 +124,12 @@ bounded 30 contract --base-url "$hurl" --profile "$profile" --check 'errors.odd-
 expect_exit 1 "crh contract --strict against a framework's text/html 400 (a SHOULD finding)"
 kill -TERM "$hpid" 2>/dev/null || true
 
+step "i. without a profile crh contract raises no false alarm: no MUST fails, the encoding is found and named"
+bounded 30 contract --base-url "$durl" --minute-ms "$minute_ms" --json "$work/i.json"
+expect_exit 0 "crh contract without the profile"
+echo "  expected a note that parameters are taken as json, got: $(grep -m1 'taken as' "$work/run.out" || echo none)"
+grep -q 'taken as json' "$work/run.out" || fail "no note names the encoding the target takes"
+
 step "f. the key appears in no output or result file"
 if grep -rqF -- "$key" "$work/all.out" "$work"/*.json; then
   fail "the key leaks: $(grep -rlF -- "$key" "$work/all.out" "$work"/*.json | tr '\n' ' ')"

@@ -74,6 +74,8 @@ TEST(Profile, ReadsEverySetting) {
   EXPECT_EQ(p.dialect.minutes.min, 5);
   EXPECT_EQ(p.dialect.minutes.max, 10080);
   EXPECT_EQ(parse(R"({"encoding": "query"})").dialect.encoding, ParamEncoding::query);
+  EXPECT_TRUE(p.encoding_given);
+  EXPECT_FALSE(parse("{}").encoding_given) << "a contract run may then find the encoding the target takes";
 }
 
 TEST(Profile, ANullCallHookMeansTheTargetHasNone) {
