@@ -131,11 +131,13 @@ void fresh_after_retag(CheckContext& ctx) {
   connects(ctx, alias, ctx.caller(1), "B1", "the first caller of the first tag");
   delete_tag(ctx, alias);
   tags.forget(alias);
-  // Used last, the alias comes back after the other free ones (R2).
+  // Used last, the alias comes back after the other free ones (R2), and
+  // after any tag of another check that ends meanwhile: at most one tag per
+  // alias of the channel, and it stays free until it is picked.
   bool again = false;
-  for (std::size_t i = 0; i < free && !again; ++i) again = tags.tag("retag-again") == alias;
+  for (std::size_t i = 0; i < aliases.size() && !again; ++i) again = tags.tag("retag-again") == alias;
   if (!again)
-    ctx.skip("alias " + alias + " was not tagged again within " + std::to_string(free) +
+    ctx.skip("alias " + alias + " was not tagged again within " + std::to_string(aliases.size()) +
              " tags, so its next tag could not be called");
   connects(ctx, alias, ctx.caller(2), "B1",
            "the first caller of the alias's new tag; " + ctx.caller(1) + " was bound under its deleted tag");
