@@ -79,7 +79,7 @@ void judge_refusals(CheckContext& ctx, const std::vector<core::CallResult>& resu
 // in a row, the way the load's race releases them: a check-then-bind window
 // of a microsecond is caught in most rounds, and in some round of a run
 // practically always (the closing note of issue 13 has the measured rate).
-constexpr int kRaceRounds = 32;
+constexpr int kRaceRounds = 48;
 constexpr int kRaceCallers = 8;
 
 // Releases every armed call, one right after another; returns the skew: from

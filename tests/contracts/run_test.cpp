@@ -92,6 +92,11 @@ struct FaultCase {
   const char* fault;
   std::vector<std::string> failing;
   bool slow = false;
+  // Runs allowed for a probabilistic catch: a window of one event-loop turn
+  // is caught in each round with some chance that falls when the machine is
+  // busy (ctest -j); the catch rate itself is measured by
+  // bench/race_catch_rate.sh, this table proves that the check can catch it.
+  int attempts = 1;
 };
 
 const std::vector<FaultCase> kFaultTable{
@@ -124,7 +129,7 @@ const std::vector<FaultCase> kFaultTable{
     {"wake-types", {"agents.wake-same-shape"}},
     {"binding-per-tag-name", {"binding.same-tag-name"}},
     {"expiry-sliding", {"expiry.lifetime"}, true},
-    {"binding-racy-turn", {"binding.race"}},
+    {"binding-racy-turn", {"binding.race"}, false, 3},
     {"binding-survives-retag", {"binding.fresh-after-retag"}},
 };
 
@@ -141,6 +146,7 @@ TEST_P(FaultRun, FailsTheChecksThatCoverTheBrokenRule) {
   start(faults, c.slow ? 1000ms : 60s);  // a slow (sanitized) run still calls in the lifetime's second half
   options_.slow = c.slow;
   auto report = run_contract(options_);
+  for (int attempt = 1; attempt < c.attempts && report.exit_code == 0; ++attempt) report = run_contract(options_);
   auto results = by_id(report);
   if (c.failing.empty()) {
     EXPECT_EQ(report.exit_code, 0) << failures(report);
