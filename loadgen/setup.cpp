@@ -38,6 +38,19 @@ std::optional<json::value> parse(const std::string& body) {
   return v;
 }
 
+// What `read` finds in the JSON body of a 200 answer; nothing for any other answer.
+template <class Read>
+std::optional<std::string> from_ok_json(const core::Exchange& x, Read read) {
+  if (!x.response || x.response->status != 200) return std::nullopt;
+  auto v = parse(x.response->body);
+  return v ? read(*v) : std::nullopt;
+}
+
+// The database value in a GET's answer, under the dialect's field name.
+std::optional<std::string> database_value_in(const LoadConfig& c, const core::Exchange& x) {
+  return from_ok_json(x, [&](const json::value& v) { return core::api::database_value(c.target.dialect.fields, v); });
+}
+
 json::value parse_or_throw(const core::Exchange& x, const std::string& what) {
   auto v = parse(x.response->body);
   if (!v) throw SetupError(what + ": expected a JSON body, got " + answer_text(x));
@@ -144,10 +157,8 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
   discover_agents(client, c, d, found);
   discover_aliases(client, c, d);
 
-  auto db = client.send(op(c, Operation::db_get, {.id = std::string(kLoadDatabaseKey)}));
-  if (db.response && db.response->status == 200)
-    if (auto v = parse(db.response->body))
-      found.database_value = core::api::database_value(c.target.dialect.fields, *v);
+  found.database_value =
+      database_value_in(c, client.send(op(c, Operation::db_get, {.id = std::string(kLoadDatabaseKey)})));
 
   if (c.scenario == Scenario::mixed)  // so that the mix's reads find the key (restored afterwards)
     expect_ok(client, c,
@@ -174,9 +185,7 @@ std::optional<std::string> load_tags(core::HttpClient& client, const LoadConfig&
 // Reads the agent's state from `x` (a GET, wake or snooze answer, all the
 // agent object by spec rule R1); nothing when it cannot be read.
 std::optional<std::string> state_in(const LoadConfig& c, const core::Exchange& x) {
-  if (!x.response || x.response->status != 200) return std::nullopt;
-  auto v = parse(x.response->body);
-  return v ? state_of(c.target.dialect.fields, *v) : std::nullopt;
+  return from_ok_json(x, [&](const json::value& v) { return state_of(c.target.dialect.fields, v); });
 }
 
 // Puts one agent back: read it; if its state differs from the start, wake it,
@@ -210,10 +219,7 @@ std::optional<std::string> restore_database(core::HttpClient& client, const Load
   auto set = client.send(op(c, Operation::db_set, {.id = key, .value = value}));
   if (!set.response || set.response->status != 200) return "restoring database key " + key + ": " + answer_text(set);
   auto get = client.send(op(c, Operation::db_get, {.id = key}));
-  std::optional<std::string> now;
-  if (get.response && get.response->status == 200)
-    if (auto v = parse(get.response->body)) now = core::api::database_value(c.target.dialect.fields, *v);
-  if (now == value) return std::nullopt;
+  if (database_value_in(c, get) == value) return std::nullopt;
   return "database key " + key + " was written back but a read does not show the value (field \"" +
          c.target.dialect.fields.database_value + "\"): " + answer_text(get);
 }
