@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev
-  curl wrk nginx-light nghttp2-client libxml2-utils
+  curl wrk nginx-light nghttp2-client libxml2-utils tcpdump tshark
   clang libclang-rt-dev
 )
 

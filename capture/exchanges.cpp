@@ -1,0 +1,1 @@
+// exchanges: see exchanges.hpp

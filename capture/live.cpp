@@ -1,0 +1,1 @@
+// live: see live.hpp

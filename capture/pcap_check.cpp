@@ -1,0 +1,1 @@
+// pcap_check: see pcap_check.hpp

@@ -1,0 +1,1 @@
+// wire_timing: see wire_timing.hpp

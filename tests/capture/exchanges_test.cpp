@@ -1,0 +1,2 @@
+// Tests of capture/exchanges.
+#include <gtest/gtest.h>

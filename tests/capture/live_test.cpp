@@ -1,0 +1,2 @@
+// Tests of capture/live.
+#include <gtest/gtest.h>

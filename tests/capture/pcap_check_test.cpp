@@ -1,0 +1,2 @@
+// Tests of capture/pcap_check.
+#include <gtest/gtest.h>

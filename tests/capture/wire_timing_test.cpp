@@ -1,0 +1,2 @@
+// Tests of capture/wire_timing.
+#include <gtest/gtest.h>
