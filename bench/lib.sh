@@ -53,6 +53,7 @@ start_nginx() {
   nginx=$(command -v nginx || echo /usr/sbin/nginx)
   port=$(free_port)
   mkdir -p "$work/www"
+  chmod 755 "$work" "$work/www"  # nginx workers run as nobody when started as root
   cp "$work/101" "$work/www/101"
   cat >"$work/nginx.conf" <<CONF
 worker_processes $SERVER_THREADS;

@@ -34,17 +34,33 @@ struct WireEndpoint {
 // One request and its answer as seen on one TCP stream.
 struct WireExchange {
   std::uint64_t stream = 0;    // TCP stream index in order of first packet, from 0 (Wireshark's tcp.stream)
-  std::uint32_t sequence = 0;  // this request's place on its stream, from 0
+  std::uint32_t sequence = 0;  // this request's place on its stream, from 0 (see place_known)
+  // Where the request's first byte lies in the client's bytes on the
+  // connection (0: the first after the SYN): exact even where the capture lost
+  // packets, whole requests with them. Absent when the capture did not see
+  // the client's SYN or the request itself.
+  std::optional<std::uint64_t> request_offset;
   WireEndpoint client, server; // the side that sent the request, the side that answered
-  core::HttpRequest request;   // headers and body as sent (target with any base path)
+  core::HttpRequest request;   // headers and body as sent (target with any base path); empty method: a
+                               // request the capture lost, known by its answer (incomplete, keeps its place)
   std::optional<core::HttpResponse> response;  // absent: no answer seen (stream ended, gap, lost packets)
   bool head = false;           // a HEAD request (its answer has no body)
   unsigned interim = 0;        // interim 1xx answers (100 Continue, ...) seen before the response
   WireTime request_first, request_last;    // first and last byte of the request
   WireTime response_first, response_last;  // of the final response (after any 1xx); zero when none
-  bool complete = true;         // both messages whole, nothing missing in or before them on the stream
+  // Both messages whole, and paired with certainty: in stream order before
+  // any gap; after one, by TCP sequence space (the answer's ack names the
+  // request's end, and the request's ack the answer's start).
+  bool complete = true;
   std::string incomplete;       // why not complete: "gap of 1448 bytes before the response", ...
   std::uint32_t conflicting_overlaps = 0;  // retransmitted bytes that differed from the first copy (kept)
+  // `sequence` is the request's place on the connection. False after a loss
+  // in both directions at once hid an unknown number of requests: sequence
+  // then still orders the exchanges of the stream, but is not the place, so
+  // pairing with the client's own operations by order must not use it (by
+  // request_offset it may). Such exchanges are incomplete unless their
+  // request_offset is known or ReadLimits::keep_unplaced.
+  bool place_known = true;
 
   // Request last byte out to response last byte in, as Wireshark's http.time;
   // nothing when either is missing.
@@ -65,6 +81,11 @@ struct ReadLimits {
   std::size_t max_streams = 1'000'000;                // open at once; past it the oldest idle streams are closed
   std::int64_t idle_close_ns = 600'000'000'000;       // a stream without a packet for this long is closed (capture time)
   std::size_t body_bytes = 4 * 1024 * 1024;            // body kept per message (larger: exchange marked incomplete)
+  // Exchanges seen whole and paired with certainty whose place on the stream
+  // a loss made unknown (place_known false) and whose request_offset is not
+  // known either: complete (true; for readers that need only their order, as
+  // the contract check) or incomplete (false).
+  bool keep_unplaced = false;
 };
 
 // What a whole file held.
@@ -75,6 +96,7 @@ struct ReadSummary {
   std::uint64_t tcp_packets = 0;
   std::uint64_t skipped_packets = 0;   // not IPv4/IPv6 TCP (ARP, UDP, ...) or an unsupported link type
   std::uint64_t truncated_packets = 0; // caplen shorter than the packet: their bytes are missing
+  std::uint64_t fragments_skipped = 0; // IPv4/IPv6 fragments: not reassembled, their bytes make gaps
   std::uint64_t streams = 0;
   std::uint64_t exchanges = 0;
   std::uint64_t incomplete_exchanges = 0;
@@ -107,6 +129,11 @@ class ExchangeExtractor {
   void finish();
 
   const ReadSummary& summary() const;
+
+  // What the extractor holds now, for tests and memory checks: streams open
+  // and out-of-order bytes buffered. Both return to 0 as streams close.
+  std::size_t open_streams() const;
+  std::size_t buffered_bytes() const;
 
  private:
   struct Impl;

@@ -1,2 +1,102 @@
-// `crh pcap check`: the contract judged on a capture, without sending anything.
+// `crh pcap check` (issue 14 §3): the contract judged on a capture made by
+// anyone, without sending a request. Exchanges stream through a judge that
+// keeps counts and the first few pieces of evidence per rule, and bounded
+// state for the rules that relate exchanges (R1 shapes, database read-back,
+// the binding rules through loadgen's Checker).
 #pragma once
+
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capture/exchanges.hpp"
+#include "core/profile.hpp"
+
+namespace crh::capture {
+
+struct CheckConfig {
+  core::Profile profile;                 // the dialect (names, call hook, encoding) and the expected statuses
+  std::optional<std::string> base_path;  // the base URL's path ("/prefix"); nothing: detected from the traffic
+  std::int64_t minute_ns = 60'000'000'000;  // one tag minute on the target (crh serve --minute-ms)
+  bool strict = false;                   // SHOULD findings fail too
+  std::size_t evidence_per_check = 5;    // pieces of evidence kept per check (all are counted)
+  std::size_t max_agents = 10'000;       // agents whose GET shape is kept for R1
+  std::size_t max_db_keys = 100'000;     // database keys whose writes are kept
+  std::size_t max_pending = 100'000;     // read-backs and snooze/wake answers waiting for the end
+};
+
+// Where in the capture: what a user types in Wireshark to see it.
+struct WireEvidence {
+  std::uint64_t request_first = 0, request_last = 0, response_first = 0, response_last = 0;  // frames; 0: none
+  std::uint64_t stream = 0;
+  std::int64_t request_ns = 0;  // request's first byte, capture time
+  std::string method, target;   // target with any key redacted
+  unsigned status = 0;          // 0: no answer
+  std::string what;             // what was expected and what came (redacted)
+  bool must = true;             // a MUST violation; else a SHOULD finding
+};
+
+struct JudgedCheck {
+  std::string id;                  // "capture.error-shape"
+  std::vector<std::string> rules;  // catalogue ids
+  bool must = true;
+  std::string summary;
+  std::string outcome;  // pass, warn, fail, skip, indeterminate
+  std::string message;  // counts, or why skipped
+  std::uint64_t judged = 0, violations = 0, warnings = 0, indeterminate = 0;
+  std::vector<WireEvidence> evidence;  // the first evidence_per_check, in wire-time order
+};
+
+struct CheckReport {
+  std::string file;
+  ReadSummary capture;
+  std::string base_path;  // what was used ("" for none)
+  std::vector<JudgedCheck> checks;
+  std::vector<std::string> notes;
+  std::uint64_t api_exchanges = 0;         // recognized operations, complete or not
+  std::uint64_t other_exchanges = 0;       // HTTP, but no operation of the API
+  std::uint64_t requests_without_key = 0;  // no Apikey header
+  std::uint64_t not_judged_incomplete = 0; // exchanges marked incomplete (never judged)
+  std::string status;                      // passed, failed, untested
+  std::string reason;
+  int exit_code = 0;
+};
+
+// Takes exchanges in any order (as a reader hands them out); judges in
+// wire-time order where the order matters.
+class ContractJudge {
+ public:
+  explicit ContractJudge(CheckConfig config);
+  ~ContractJudge();
+  ContractJudge(const ContractJudge&) = delete;
+  ContractJudge& operator=(const ContractJudge&) = delete;
+
+  void add(WireExchange&& exchange);
+  // Judges what waited for the end and returns the report; `capture` is the
+  // reader's summary (its first packet's time is the zero of the times shown).
+  CheckReport finish(const ReadSummary& capture);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads `path` and judges it. Throws CaptureFileError when it cannot be read.
+CheckReport check_capture(const std::string& path, const CheckConfig& config);
+
+// "frames 1203–1207 (tcp.stream 14, 12.031 s): POST /x → HTTP 200: what"
+std::string evidence_line(const WireEvidence& e, std::int64_t capture_start_ns);
+// A Wireshark display filter showing the exchange's frames.
+std::string display_filter(const WireEvidence& e);
+
+// The crh.result document of kind "pcap": the contract document's shape
+// (verdict, counts, suites, rules, checks with findings and evidence) and a
+// "capture" section. Values are redacted already.
+boost::json::value result_document(const CheckReport& report, const CheckConfig& config,
+                                   std::chrono::system_clock::time_point started, double duration_ms);
+
+}  // namespace crh::capture

@@ -156,4 +156,142 @@ std::optional<std::string> database_value(const FieldNames& names, const json::v
   return std::nullopt;
 }
 
+std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '+' && plus_is_space) out.push_back(' ');
+    else if (c != '%') out.push_back(c);
+    else {
+      if (i + 2 >= text.size()) return std::nullopt;
+      const int hi = hex(text[i + 1]), lo = hex(text[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<std::string_view> segments(std::string_view path) {
+  std::vector<std::string_view> out;
+  if (path.starts_with('/')) path.remove_prefix(1);
+  while (true) {
+    const auto slash = path.find('/');
+    out.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return out;
+}
+
+// The hook's template against the request's segments: literal segments
+// equal, {channel} and {alias} one segment each.
+std::optional<Recognized> match_hook(const CallHook& hook, const std::vector<std::string_view>& got) {
+  const auto want = segments(hook.path);
+  if (want.size() != got.size()) return std::nullopt;
+  Recognized r{Operation::call, {}, {}};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == "{channel}" || want[i] == "{alias}") {
+      auto v = percent_decode(got[i]);
+      if (!v || v->empty()) return std::nullopt;
+      (want[i] == "{channel}" ? r.channel : r.id) = std::move(*v);
+    } else if (want[i] != got[i]) {
+      return std::nullopt;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+std::optional<Recognized> recognize(const CallHook& hook, std::string_view method, std::string_view target,
+                                    std::string_view base_path) {
+  std::string_view path = target.substr(0, target.find('?'));
+  while (base_path.ends_with('/')) base_path.remove_suffix(1);
+  if (!base_path.empty()) {
+    if (!path.starts_with(base_path) || (path.size() > base_path.size() && path[base_path.size()] != '/'))
+      return std::nullopt;
+    path.remove_prefix(base_path.size());
+  }
+  if (!path.starts_with('/')) return std::nullopt;
+  const auto seg = segments(path);
+  if (hook.enabled && method == hook.method)
+    if (auto r = match_hook(hook, seg)) return r;
+  auto decoded = [&](std::size_t i) { return percent_decode(seg[i]); };
+  const std::size_t n = seg.size();
+  // /api/v1/local-agents[/ID[/snooze|/wake]]
+  if (n >= 3 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "local-agents") {
+    if (n == 3 && method == "GET") return Recognized{Operation::list_agents, {}, {}};
+    if (n < 4 || seg[3].empty()) return std::nullopt;
+    auto id = decoded(3);
+    if (!id) return std::nullopt;
+    if (n == 4 && method == "GET") return Recognized{Operation::get_agent, {}, *id};
+    if (n == 5 && method == "PUT" && seg[4] == "snooze") return Recognized{Operation::snooze, {}, *id};
+    if (n == 5 && method == "PUT" && seg[4] == "wake") return Recognized{Operation::wake, {}, *id};
+    return std::nullopt;
+  }
+  if (n == 2 && seg[0] == "database" && !seg[1].empty()) {
+    auto key = decoded(1);
+    if (!key) return std::nullopt;
+    if (method == "GET") return Recognized{Operation::db_get, {}, *key};
+    if (method == "POST") return Recognized{Operation::db_set, {}, *key};
+    return std::nullopt;
+  }
+  if (n >= 3 && seg[0] == "channels" && !seg[1].empty() && seg[2] == "alias-numbers") {
+    auto channel = decoded(1);
+    if (!channel) return std::nullopt;
+    if (n == 3 && method == "GET") return Recognized{Operation::list_aliases, *channel, {}};
+    if (n == 4 && method == "POST" && seg[3] == "tag") return Recognized{Operation::tag, *channel, {}};
+    if (n == 5 && method == "DELETE" && seg[4] == "tag" && !seg[3].empty()) {
+      auto alias = decoded(3);
+      if (!alias) return std::nullopt;
+      return Recognized{Operation::untag, *channel, *alias};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> request_parameter(const HttpRequest& request, std::string_view name) {
+  auto from_pairs = [&](std::string_view text) -> std::optional<std::string> {
+    while (!text.empty()) {
+      const auto amp = text.find('&');
+      const auto pair = text.substr(0, amp);
+      const auto eq = pair.find('=');
+      if (auto k = percent_decode(pair.substr(0, eq), true); k && *k == name)
+        return eq == std::string_view::npos ? std::optional<std::string>("")
+                                            : percent_decode(pair.substr(eq + 1), true);
+      if (amp == std::string_view::npos) break;
+      text.remove_prefix(amp + 1);
+    }
+    return std::nullopt;
+  };
+  const std::string_view target = request.target;
+  if (const auto q = target.find('?'); q != std::string_view::npos)
+    if (auto v = from_pairs(target.substr(q + 1))) return v;
+  if (request.body.empty()) return std::nullopt;
+  const auto first = request.body.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && request.body[first] == '{') {
+    boost::system::error_code ec;
+    auto doc = json::parse(request.body, ec);
+    if (!ec && doc.is_object()) {
+      auto* v = doc.get_object().if_contains(name);
+      if (!v) return std::nullopt;
+      if (v->is_string()) return std::string(v->get_string());
+      if (v->is_number() || v->is_bool()) return json::serialize(*v);
+      return std::nullopt;
+    }
+  }
+  return from_pairs(request.body);
+}
+
 }  // namespace crh::core::api

@@ -142,4 +142,29 @@ std::optional<std::string> agent_state_text(const FieldNames& names, const boost
 // a bare string body. Nothing when neither is there.
 std::optional<std::string> database_value(const FieldNames& names, const boost::json::value& body);
 
+// ---- recognizing requests (a capture's traffic, `crh pcap check`) ----
+
+// Which operation a request is, and what it addresses (ids percent-decoded).
+struct Recognized {
+  Operation op;
+  std::string channel;  // list_aliases, tag, untag, call (when the hook's path holds {channel})
+  std::string id;       // the agent, database key or alias
+};
+
+// The operation `method` and `target` (path and query, as sent) name, under
+// `hook` (the dialect's call hook, tried first: its path may be anything) and
+// below `base_path` (the base URL's path, "" or "/prefix"; a target outside
+// it is no operation). Nothing for anything else (an unknown route, a wrong
+// method, a malformed percent-encoding).
+std::optional<Recognized> recognize(const CallHook& hook, std::string_view method, std::string_view target,
+                                    std::string_view base_path = {});
+
+// A request parameter wherever a client may have put it: the query string,
+// a form body, a JSON object body (strings as they are, numbers as text).
+std::optional<std::string> request_parameter(const HttpRequest& request, std::string_view name);
+
+// `text` with %XX sequences decoded ('+' stays: paths keep it); nothing when
+// a '%' is not followed by two hex digits.
+std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space = false);
+
 }  // namespace crh::core::api

@@ -19,6 +19,7 @@ inline constexpr Key schema_name = "crh.result";
 inline constexpr Key kind_contract = "contract";
 inline constexpr Key kind_load = "load";
 inline constexpr Key kind_run = "run";
+inline constexpr Key kind_pcap = "pcap";  // crh pcap check: the contract judged on a capture
 
 // ---- the envelope, every kind (core/result_envelope.cpp); config and verdict follow it in every kind
 namespace envelope {
@@ -149,6 +150,7 @@ inline constexpr Key race = "race";  // the race scenario only
 inline constexpr Key thresholds = "thresholds";
 inline constexpr Key history = "history";
 inline constexpr Key restore_problems = "restore_problems";
+inline constexpr Key wire = "wire";  // a capture paired with the requests (absent without one)
 }  // namespace load
 
 // load config: what the run was asked to do (connections 0: the scenario's default)
@@ -203,6 +205,7 @@ inline constexpr Key failures = "failures";
 inline constexpr Key latency = "latency";
 inline constexpr Key latency_uncorrected = "latency_uncorrected";
 inline constexpr Key by_outcome = "by_outcome";
+using load::wire;  // absent without a capture paired with the run
 }  // namespace operation
 
 // a latency (operations.<name>.latency, totals.lag, race.skew): figures and the histogram they come from
@@ -278,6 +281,23 @@ inline constexpr Key file = "file";
 using load::operations;
 }  // namespace history
 
+// operations.<name>.wire (measured requests) and the load's wire section (the
+// whole run): a capture paired with the requests the engine wrote (capture/wire_timing)
+namespace wire {
+using operation::latency;                            // request last byte out -> response last byte in
+inline constexpr Key overhead = "overhead";          // client latency - wire latency, when not negative
+inline constexpr Key client = "client";              // the client's latency of the paired requests
+inline constexpr Key paired = "paired";
+inline constexpr Key unpaired = "unpaired";          // requests without an exchange
+inline constexpr Key incomplete = "incomplete";      // exchanges not seen whole: not judged
+inline constexpr Key negative_overhead = "negative_overhead";  // client below wire: counted apart
+using history::file;                                 // the capture
+inline constexpr Key exchanges = "exchanges";
+inline constexpr Key unpaired_client = "unpaired_client";
+inline constexpr Key unpaired_wire = "unpaired_wire";  // exchanges of other clients (the setup's)
+inline constexpr Key unanswered = "unanswered";        // paired, but the client had no answer
+}  // namespace wire
+
 // ---- run: the body of a run document (reports/run_document.cpp)
 namespace run {
 inline constexpr Key environment = "environment";
@@ -352,5 +372,66 @@ inline constexpr Key limit_pct = "limit_pct";
 inline constexpr Key regressed = "regressed";
 using environment::note;  // absent without one
 }  // namespace figure
+
+// ---- pcap: a `crh pcap check` document (capture/pcap_check.cpp): the contract
+// document's counts, notes, suites, rules and checks, and a "capture" section
+namespace pcap {
+inline constexpr Key suite_name = "capture";  // the one suite (a value, not a key)
+inline constexpr Key capture = "capture";
+using history::file;
+inline constexpr Key base_path = "base_path";  // config
+inline constexpr Key format = "format";
+inline constexpr Key link_types = "link_types";
+inline constexpr Key packets = "packets";
+inline constexpr Key tcp_packets = "tcp_packets";
+inline constexpr Key skipped_packets = "skipped_packets";
+inline constexpr Key truncated_packets = "truncated_packets";
+inline constexpr Key streams = "streams";
+inline constexpr Key exchanges = "exchanges";
+inline constexpr Key api_exchanges = "api_exchanges";
+inline constexpr Key other_exchanges = "other_exchanges";
+inline constexpr Key requests_without_key = "requests_without_key";
+inline constexpr Key incomplete = "incomplete";
+inline constexpr Key conflicting_overlaps = "conflicting_overlaps";
+inline constexpr Key streams_cut = "streams_cut";
+inline constexpr Key duration_s = "duration_s";
+inline constexpr Key unparsed_count = "unparsed_count";
+inline constexpr Key unparsed = "unparsed";  // the first 100
+// capture.unparsed[]
+inline constexpr Key stream = "stream";
+inline constexpr Key client = "client";
+inline constexpr Key server = "server";
+inline constexpr Key first_frame = "first_frame";
+inline constexpr Key why = "why";
+// checks[]: counts; checks[].evidence[]: where in the capture
+inline constexpr Key judged = "judged";
+inline constexpr Key violations = "violations";
+inline constexpr Key indeterminate = "indeterminate";
+inline constexpr Key frames = "frames";  // request first, last, response first, last (0: none)
+inline constexpr Key time_s = "time_s";  // the request's first byte, from the capture's first packet
+}  // namespace pcap
+
+// ---- live_capture: the "capture" section of a contract, load or run document
+// made with --capture (runners/capture_session.cpp, capture/live.hpp's LiveSummary)
+namespace live_capture {
+inline constexpr Key section = "capture";
+inline constexpr Key made = "made";
+inline constexpr Key not_made = "not_made";  // why no capture was made
+inline constexpr Key file = "file";
+inline constexpr Key interface = "interface";
+inline constexpr Key filter = "filter";
+inline constexpr Key packets = "packets";  // written to the file
+inline constexpr Key bytes = "bytes";
+inline constexpr Key kernel_received = "kernel_received";
+inline constexpr Key kernel_dropped = "kernel_dropped";
+inline constexpr Key interface_dropped = "interface_dropped";
+inline constexpr Key loopback = "loopback";  // the kernel counted each packet twice
+inline constexpr Key lost_packets = "lost_packets";
+inline constexpr Key limit_bytes = "limit_bytes";  // 0: none
+inline constexpr Key limit_reached = "limit_reached";
+inline constexpr Key redactions = "redactions";
+inline constexpr Key checksums_recomputed = "checksums_recomputed";
+inline constexpr Key warnings = "warnings";
+}  // namespace live_capture
 
 }  // namespace crh::core::keys

@@ -26,6 +26,14 @@ net::awaitable<bool> ensure_open(Worker& w, Conn& c) {
   if (c.socket.is_open()) co_return true;
   c.cut = Cut::none;
   c.busy_since = Clock::now();
+  // The wall clock, not the steady one: it is the clock a capture stamps
+  // packets with, and read before the SYN, so that it precedes every packet
+  // of this connection and follows every packet of an earlier one on the port.
+  std::int64_t connect_wall_ns = 0;
+  if (w.run.config.keep_client_exchanges)
+    connect_wall_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
   auto [ec, endpoint] = co_await net::async_connect(c.socket, w.run.endpoints, use_tuple);
   c.busy_since = {};
   if (ec) {
@@ -36,6 +44,11 @@ net::awaitable<bool> ensure_open(Worker& w, Conn& c) {
   c.socket.set_option(tcp::no_delay(true), ignored);
   c.socket.non_blocking(true, ignored);
   w.run.connected.fetch_add(1, std::memory_order_relaxed);
+  c.serial = w.run.connection_serials.fetch_add(1, std::memory_order_relaxed) + 1;
+  c.next_order = c.request_order = 0;
+  c.written = c.request_offset = 0;
+  if (w.run.config.keep_client_exchanges)
+    w.client_connections.push_back({c.serial, c.socket.local_endpoint(ignored).port(), connect_wall_ns});
   co_return true;
 }
 
@@ -101,6 +114,7 @@ net::awaitable<Answer> receive(Worker& w, Conn& c, bool keep_body) {
 // buffer), so the common case costs no async operation besides the read.
 net::awaitable<Answer> exchange(Worker& w, Conn& c, std::string_view bytes, bool keep_body, Clock::time_point& sent) {
   if (!c.socket.is_open() && !co_await ensure_open(w, c)) co_return no_answer(c, {}, Failure::connect);
+  c.begin_request(bytes.size());
   sent = Clock::now();
   c.busy_since = sent;
   error_code ec;
@@ -110,8 +124,11 @@ net::awaitable<Answer> exchange(Worker& w, Conn& c, std::string_view bytes, bool
     auto [wec, rest] = co_await net::async_write(c.socket, net::buffer(bytes.data() + n, bytes.size() - n), use_tuple);
     ec = wec;
   }
-  if (ec) co_return no_answer(c, ec, Failure::reset);
-  co_return co_await receive(w, c, keep_body);
+  Answer a;
+  if (ec) a = no_answer(c, ec, Failure::reset);
+  else a = co_await receive(w, c, keep_body);
+  c.stamp(a);
+  co_return a;
 }
 
 // Pacing and back-off: never past the measured time, never once the run is

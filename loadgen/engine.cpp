@@ -149,6 +149,12 @@ LoadResult collect(Run& run, Workers& workers, const Schedule& schedule, Clock::
   for (auto& w : workers) {
     busiest_cpu = std::max(busiest_cpu, w->stats.cpu_ns);
     result.stats.merge(w->stats);
+    if (config.keep_client_exchanges) {
+      auto& conns = result.client_connections;
+      conns.insert(conns.end(), w->client_connections.begin(), w->client_connections.end());
+      auto& exchanges = result.client_exchanges;
+      exchanges.insert(exchanges.end(), w->client_exchanges.begin(), w->client_exchanges.end());
+    }
   }
   result.stats.coarsen(Stats::kMaxSeriesPoints);
   run.history.close();

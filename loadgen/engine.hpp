@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,33 @@ struct LoadConfig {
   std::chrono::milliseconds timeout{5000};      // one request's deadline
   std::string history_file;                     // every operation as JSON lines (race and mixed)
   std::size_t max_violations_kept = 100;        // violations listed in full; all are counted
+  // Keep a record of every request written on a socket (LoadResult::client_*),
+  // so that a capture of the run can be paired with them (capture/wire_timing).
+  bool keep_client_exchanges = false;
+};
+
+// A connection the engine opened, for pairing with a capture's TCP streams.
+struct ClientConnection {
+  std::uint64_t serial = 0;  // run-unique, from 1
+  std::uint16_t port = 0;    // the local (client) port
+  // The wall clock when the connect began (before its SYN): captures are
+  // stamped with the wall clock, so this tells two connections on one port
+  // apart, and a connection of the engine from one of the setup's.
+  std::int64_t connect_unix_ns = 0;
+};
+
+// One request the engine wrote on a socket (keep_client_exchanges).
+struct ClientExchange {
+  std::uint64_t connection = 0;  // ClientConnection::serial
+  std::uint32_t order = 0;       // its place on the connection, from 0, every request written counted
+  OpKind op = OpKind::get;
+  bool measured = false;  // counted in the measured window
+  // From the request's first byte written to the answer's last byte read
+  // (uncorrected: not from when it was due); -1 without an answer.
+  std::int64_t latency_ns = -1;
+  // Request bytes written on the connection before it: where it starts in
+  // the TCP stream, which a capture knows exactly even where it lost packets.
+  std::uint64_t offset = 0;
 };
 
 // What the engine learned before it started.
@@ -71,6 +99,11 @@ struct LoadResult {
   double generator_cpu = 0;           // CPU of the busiest generator thread, 0..1 of a core
   std::vector<std::string> invalid;   // why the figures measure the generator, not the target
   bool interrupted = false;           // stopped early (Ctrl-C)
+  // keep_client_exchanges only; never written to the document.
+  std::vector<ClientConnection> client_connections;
+  std::vector<ClientExchange> client_exchanges;
+  // Filled by capture::attach_wire_timing; the per-operation figures are in stats.ops[].wire.
+  std::optional<WireSummary> wire;
 };
 
 // Counters the caller may read while the run goes on (for a progress line).

@@ -54,6 +54,11 @@ struct Answer {
   std::string body;   // only when asked for
   std::optional<double> retry_after;
   Clock::time_point done;
+  // The request's connection (Conn::serial; 0: never written) and its place
+  // on it, for pairing with a capture (LoadConfig::keep_client_exchanges).
+  std::uint64_t conn = 0;
+  std::uint32_t order = 0;
+  std::uint64_t offset = 0;  // bytes written on the connection before this request
 };
 
 struct Conn {
@@ -65,6 +70,27 @@ struct Conn {
   ResponseReader reader;
   Clock::time_point busy_since{};  // set while a request is under way; the watchdog reads it
   Cut cut = Cut::none;             // set when the request was ended early (the socket is closed)
+  // For pairing with a capture: the open connection's run-unique serial (a
+  // reconnect takes a new one), and the order of requests written on it.
+  std::uint64_t serial = 0;
+  std::uint32_t next_order = 0;     // the order the next request written gets
+  std::uint32_t request_order = 0;  // the order of the request under way
+  std::uint64_t written = 0;         // request bytes written on the connection so far
+  std::uint64_t request_offset = 0;  // where the request under way starts in them
+
+  // A request of `size` bytes starts being written: it takes the next place
+  // on the connection, and the next `size` bytes of its client-to-server stream.
+  void begin_request(std::size_t size) {
+    request_order = next_order++;
+    request_offset = written;
+    written += size;
+  }
+  // Names the connection and place of the request `a` answers.
+  void stamp(Answer& a) const {
+    a.conn = serial;
+    a.order = request_order;
+    a.offset = request_offset;
+  }
 };
 
 // Shared by every thread: the run's clock, the checker, the history.
@@ -81,6 +107,7 @@ struct Run {
   const core::CallDriver& calls;  // the race's calls: their bytes and what an answer means
   std::atomic<std::uint64_t> round_ids{0};
   std::atomic<std::uint64_t> connected{0};
+  std::atomic<std::uint64_t> connection_serials{0};
 
   std::mutex mutex;  // guards the checker and the violations
   Checker checker;
@@ -108,6 +135,9 @@ struct Worker {
   std::atomic<std::uint64_t> errors{0};
   std::atomic<std::uint64_t> rounds{0};
   Clock::time_point stop_seen{};  // when this thread first saw Progress::stop
+  // LoadConfig::keep_client_exchanges: this thread's connections and requests.
+  std::vector<ClientConnection> client_connections;
+  std::vector<ClientExchange> client_exchanges;
 
   Conn& new_conn() { return conns.emplace_back(ctx); }
 
@@ -161,7 +191,8 @@ Outcome outcome_of(const Answer& a);
 bool is_error(const LoadConfig& c, OpKind op, const Answer& a);
 // The answer to a tag that says every alias is tagged (the profile's statuses).
 bool all_tagged(const LoadConfig& c, unsigned status);
-// Counts one operation if `counted_at` is inside the measured window.
+// Counts one operation if `counted_at` is inside the measured window (and,
+// when asked, keeps its client record for pairing with a capture).
 void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock::time_point sent,
             Clock::time_point counted_at);
 Op make_op(const Run& run, std::uint64_t round, OpKind kind, std::string alias, std::string caller,

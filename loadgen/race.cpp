@@ -36,6 +36,7 @@ struct WaitGroup {
 
 net::awaitable<void> receive_into(Worker& w, Conn& c, Answer& out, WaitGroup& wg) {
   out = co_await receive(w, c, false);
+  c.stamp(out);
   wg.done();
 }
 
@@ -53,10 +54,12 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
       continue;
     }
     const std::string& armed = calls[i].armed;
+    c.begin_request(armed.size() + calls[i].release.size());
     c.busy_since = Clock::now();  // a target that reads nothing must not hold the write forever
     auto [ec, n] = co_await net::async_write(c.socket, net::buffer(armed.data(), armed.size()), use_tuple);
     if (ec) {
       answers[i] = no_answer(c, ec, Failure::reset);
+      c.stamp(answers[i]);
       continue;
     }
     attempted[i] = true;
@@ -72,6 +75,7 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
     c.busy_since = sent[i];
     if (ec) {
       answers[i] = no_answer(c, ec, Failure::reset);
+      c.stamp(answers[i]);
       attempted[i] = false;  // the request never went out whole: it cannot have bound anyone
     }
   }

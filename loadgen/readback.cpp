@@ -55,6 +55,19 @@ Op op_from_json(const json::object& o, const std::string& where) {
   return op;
 }
 
+WireOpStats wire_op_from_json(const json::object& o, const std::string& where) {
+  namespace x = k::wire;
+  WireOpStats w;
+  w.latency = histogram_at(object_at(o, x::latency, where), where + ".latency");
+  w.client = histogram_at(object_at(o, x::client, where), where + ".client");
+  w.overhead = histogram_at(object_at(o, x::overhead, where), where + ".overhead");
+  w.paired = count_at(o, x::paired, where);
+  w.unpaired = count_at(o, x::unpaired, where);
+  w.incomplete = count_at(o, x::incomplete, where);
+  w.negative_overhead = count_at(o, x::negative_overhead, where);
+  return w;
+}
+
 OpStats op_stats_from_json(const json::object& o, const std::string& where) {
   namespace p = k::operation;
   OpStats s;
@@ -79,6 +92,8 @@ OpStats op_stats_from_json(const json::object& o, const std::string& where) {
   s.errors = count_at(o, p::errors, where);
   s.refusals = count_at(o, p::refusals, where);
   s.throttled = count_at(o, p::throttled, where);
+  if (const auto* wire = o.if_contains(p::wire))  // only with a capture paired with the run
+    s.wire = wire_op_from_json(core::as_object(*wire, where + ".wire"), where + ".wire");
   return s;
 }
 
@@ -232,6 +247,24 @@ void read_thresholds_and_history(const json::object& doc, LoadRun& run) {
     run.info.restore_problems.emplace_back(p.is_string() ? p.get_string() : "");
 }
 
+void read_wire(const json::object& doc, LoadResult& r) {
+  const auto* value = doc.if_contains(k::load::wire);
+  if (!value) return;  // no capture was paired with the run
+  namespace x = k::wire;
+  const std::string where(k::load::wire);
+  const auto& o = core::as_object(*value, where);
+  WireSummary w;
+  w.file = string_at(o, x::file, where);
+  w.exchanges = count_at(o, x::exchanges, where);
+  w.paired = count_at(o, x::paired, where);
+  w.unpaired_client = count_at(o, x::unpaired_client, where);
+  w.unpaired_wire = count_at(o, x::unpaired_wire, where);
+  w.incomplete = count_at(o, x::incomplete, where);
+  w.unanswered = count_at(o, x::unanswered, where);
+  w.negative_overhead = count_at(o, x::negative_overhead, where);
+  r.wire = std::move(w);
+}
+
 }  // namespace
 
 LoadRun read_load_document(const json::object& doc) {
@@ -246,6 +279,7 @@ LoadRun read_load_document(const json::object& doc) {
   read_series(doc, run.result);
   read_race(doc, run);
   read_thresholds_and_history(doc, run);
+  read_wire(doc, run.result);
   return run;
 }
 
@@ -276,6 +310,10 @@ LoadRun merge_load_runs(LoadRun a, const LoadRun& b) {
   for (const auto& why : b.result.invalid)
     if (std::find(r.invalid.begin(), r.invalid.end(), why) == r.invalid.end()) r.invalid.push_back(why);
   r.interrupted = r.interrupted || b.result.interrupted;
+  if (b.result.wire) {  // per operation, the wire figures merged with the rest of stats
+    if (r.wire) r.wire->merge(*b.result.wire);
+    else r.wire = b.result.wire;
+  }
 
   for (const auto& t : b.thresholds)
     if (std::none_of(a.thresholds.begin(), a.thresholds.end(),

@@ -38,11 +38,16 @@ bool is_error(const LoadConfig& c, OpKind op, const Answer& a) {
 // time, or for the race the start of its round, so a round counts whole.
 void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock::time_point sent,
             Clock::time_point counted_at) {
+  const bool measured = !a.interrupted && counted_at >= w.run.measure_from && counted_at < w.run.measure_until;
+  if (w.run.config.keep_client_exchanges && a.conn != 0) [[unlikely]]
+    w.client_exchanges.push_back(
+        {a.conn, a.order, op, measured,
+         a.status ? std::chrono::duration_cast<std::chrono::nanoseconds>(a.done - sent).count() : -1, a.offset});
   if (a.interrupted) return;  // the run ended first: it says nothing about the target
   const bool error = is_error(w.run.config, op, a);
   w.requests.fetch_add(1, std::memory_order_relaxed);
   if (error) w.errors.fetch_add(1, std::memory_order_relaxed);
-  if (counted_at < w.run.measure_from || counted_at >= w.run.measure_until) return;
+  if (!measured) return;
   OpStats& s = w.stats.ops[static_cast<std::size_t>(op)];
   const std::int64_t latency = std::chrono::duration_cast<std::chrono::nanoseconds>(a.done - due).count();
   s.latency[static_cast<std::size_t>(outcome_of(a))].record(latency);

@@ -52,6 +52,29 @@ json::object latency_json(const core::Histogram& h) {
                       {l::mean_ns, h.mean()},        {l::histogram, h.to_json()}};
 }
 
+json::object wire_op_json(const WireOpStats& w) {
+  namespace x = k::wire;
+  return json::object{{x::latency, latency_json(w.latency)},
+                      {x::client, latency_json(w.client)},
+                      {x::overhead, latency_json(w.overhead)},
+                      {x::paired, w.paired},
+                      {x::unpaired, w.unpaired},
+                      {x::incomplete, w.incomplete},
+                      {x::negative_overhead, w.negative_overhead}};
+}
+
+json::object wire_json(const WireSummary& w) {
+  namespace x = k::wire;
+  return json::object{{x::file, core::valid_utf8(w.file)},
+                      {x::exchanges, w.exchanges},
+                      {x::paired, w.paired},
+                      {x::unpaired_client, w.unpaired_client},
+                      {x::unpaired_wire, w.unpaired_wire},
+                      {x::incomplete, w.incomplete},
+                      {x::unanswered, w.unanswered},
+                      {x::negative_overhead, w.negative_overhead}};
+}
+
 json::object op_json(const OpStats& s, double wall_s) {
   namespace o = k::operation;
   json::object by_outcome;
@@ -63,16 +86,18 @@ json::object op_json(const OpStats& s, double wall_s) {
   for (std::size_t i = 0; i < kFailures; ++i)
     if (s.failures[i]) failures[to_string(static_cast<Failure>(i))] = s.failures[i];
   const auto n = s.count();
-  return json::object{{o::count, n},
-                      {o::rate, wall_s > 0 ? static_cast<double>(n) / wall_s : 0.0},
-                      {o::errors, s.errors},
-                      {o::refusals, s.refusals},
-                      {o::throttled, s.throttled},
-                      {o::statuses, std::move(statuses)},
-                      {o::failures, std::move(failures)},
-                      {o::latency, latency_json(all_outcomes(s))},
-                      {o::latency_uncorrected, latency_json(s.uncorrected)},
-                      {o::by_outcome, std::move(by_outcome)}};
+  json::object op{{o::count, n},
+                  {o::rate, wall_s > 0 ? static_cast<double>(n) / wall_s : 0.0},
+                  {o::errors, s.errors},
+                  {o::refusals, s.refusals},
+                  {o::throttled, s.throttled},
+                  {o::statuses, std::move(statuses)},
+                  {o::failures, std::move(failures)},
+                  {o::latency, latency_json(all_outcomes(s))},
+                  {o::latency_uncorrected, latency_json(s.uncorrected)},
+                  {o::by_outcome, std::move(by_outcome)}};
+  if (!s.wire.empty()) op[o::wire] = wire_op_json(s.wire);
+  return op;
 }
 
 json::object op_json_line(const Op& op) {
@@ -305,6 +330,7 @@ json::object result_document(const LoadConfig& c, const LoadResult& r, const std
   doc[l::thresholds] = thresholds_json(verdicts);
   doc[l::history] = json::object{{k::history::file, c.history_file}, {k::history::operations, r.history_ops}};
   doc[l::restore_problems] = json::value_from(info.restore_problems);
+  if (r.wire) doc[l::wire] = wire_json(*r.wire);
   return doc;
 }
 

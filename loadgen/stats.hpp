@@ -19,6 +19,37 @@ enum class Failure : std::uint8_t { connect, timeout, reset, malformed, count_ }
 inline constexpr std::size_t kFailures = static_cast<std::size_t>(Failure::count_);
 std::string_view to_string(Failure f);
 
+// Wire timing of one operation (capture/wire_timing): measured requests only.
+struct WireOpStats {
+  core::Histogram latency;       // request last byte out -> response last byte in, on the wire
+  core::Histogram client;        // the client's latency of the same requests (from the send), to set beside it
+  core::Histogram overhead;      // client latency - wire latency, when not negative
+  std::uint64_t paired = 0;      // measured requests paired with a complete exchange of the capture
+  std::uint64_t unpaired = 0;    // measured requests the capture has no exchange for
+  std::uint64_t incomplete = 0;  // paired with an exchange the capture did not see whole: not judged
+  // Client latency below the wire latency: impossible for a right pairing on
+  // one clock, so counted apart rather than clamped into the overhead.
+  std::uint64_t negative_overhead = 0;
+
+  bool empty() const { return paired + unpaired + incomplete == 0; }
+  void merge(const WireOpStats& other);
+};
+
+// Wire timing of the whole run: how well the capture and the client's
+// records paired (every request the engine wrote, measured or not).
+struct WireSummary {
+  std::string file;                     // the capture
+  std::uint64_t exchanges = 0;          // exchanges the capture held
+  std::uint64_t paired = 0;             // exchanges paired with a client record
+  std::uint64_t unpaired_client = 0;    // client records without an exchange
+  std::uint64_t unpaired_wire = 0;      // exchanges without a client record (other clients, the setup)
+  std::uint64_t incomplete = 0;         // exchanges not seen whole (lost packets, cut streams)
+  std::uint64_t unanswered = 0;         // paired, but the client had no answer (timeout, cut): not judged
+  std::uint64_t negative_overhead = 0;  // measured pairs whose client latency was below the wire's
+
+  void merge(const WireSummary& other);
+};
+
 struct OpStats {
   std::array<core::Histogram, kOutcomes> latency;  // from when the request was due
   core::Histogram uncorrected;                      // from when it was sent (open loop differs)
@@ -27,6 +58,7 @@ struct OpStats {
   std::uint64_t errors = 0;     // failures, 5xx and unexpected 4xx
   std::uint64_t refusals = 0;   // expected no's: a loser's 403, a 409 when every alias is tagged
   std::uint64_t throttled = 0;  // 429
+  WireOpStats wire;             // empty unless a capture was paired with the run
 
   std::uint64_t count() const;
   void merge(const OpStats& other);

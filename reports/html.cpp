@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "reports/capture_section.hpp"
 #include "core/result_keys.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/junit.hpp"
@@ -201,6 +202,7 @@ std::string contract_section(const DocView& contract) {
   std::string out = "<h2 id=\"contract\">Contract</h2>\n<p>" + badge(v[k::verdict::status].str()) + " " +
                     esc(v[k::verdict::reason].str()) + "</p>\n";
   for (const auto& n : contract[k::contract::notes].items()) out += "<p class=\"bad\">note: " + esc(n.str()) + "</p>\n";
+  out += capture_html(contract.find(k::live_capture::section));
   out +=
       "<table><tr><th>suite</th><th class=\"n\">checks</th><th class=\"n\">pass</th><th class=\"n\">warn</th>"
       "<th class=\"n\">fail</th><th class=\"n\">indeterminate</th><th class=\"n\">skip</th></tr>\n";
@@ -284,6 +286,7 @@ std::string html_report(const json::object& run_document) {
   if (comparison.is_object()) out += comparison_section(comparison);
   if (contract.is_object()) out += contract_section(contract);
   for (const auto& l : loads) out += html::load_section(l);
+  out += capture_html(doc.find(k::live_capture::section), true);  // crh run: one capture of the whole run
   out += configuration_section(doc, contract, loads);
   // Last, once every section has looked: what the document lacked.
   if (const std::string missing = doc.missing_footnote(); !missing.empty())

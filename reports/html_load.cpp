@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <cmath>
 
+#include "reports/capture_section.hpp"
 #include "core/histogram.hpp"
 #include "core/result_keys.hpp"
 #include "reports/html_parts.hpp"
@@ -214,6 +215,68 @@ std::string race_section(const DocView& race) {
   return out + violations_listing(race);
 }
 
+// Wire timing (a capture paired with the run): per operation the client's
+// latency of the paired requests (from the send: the wire cannot see when a
+// request was due) beside the wire's, both as percentile curves, and the
+// harness's overhead.
+std::string wire_section(const DocView& load, const DocView& wire, const std::string& scenario) {
+  namespace l = k::latency;
+  namespace x = k::wire;
+  std::string out = "<h3 id=\"wire-" + esc(scenario) + "\">Wire timing, " + esc(scenario) + "</h3>\n<p>Capture " +
+                    esc(wire[x::file].str()) + ": " + whole(wire[x::exchanges].num()) + " exchanges, " +
+                    whole(wire[x::paired].num()) + " paired with the generator's requests; without a pair: " +
+                    whole(wire[x::unpaired_client].num()) + " requests, " + whole(wire[x::unpaired_wire].num()) +
+                    " exchanges; incomplete (not judged): " + whole(wire[x::incomplete].num()) +
+                    ". Wire latency runs from the request's last byte out to the response's last byte in "
+                    "(Wireshark's http.time); the harness overhead is the client's latency minus it.</p>\n";
+  if (const double negative = wire[x::negative_overhead].num(); negative > 0)
+    out += "<p class=\"bad\">" + whole(negative) +
+           " request(s) took less at the client than on the wire: counted apart, not in the overhead; "
+           "the pairing or the clocks are suspect.</p>\n";
+  out +=
+      "<table><tr><th>operation</th><th class=\"n\">paired</th><th class=\"n\">client p50</th>"
+      "<th class=\"n\">wire p50</th><th class=\"n\">client p99</th><th class=\"n\">wire p99</th>"
+      "<th class=\"n\">overhead p50</th><th class=\"n\">overhead p99</th><th class=\"n\">unpaired</th>"
+      "<th class=\"n\">incomplete</th></tr>\n";
+  LineChart both{"Client and wire latency by percentile, " + scenario,
+                 "percentile (log scale: each step is one more nine)",
+                 "latency",
+                 XScale::percentile,
+                 ms_label,
+                 nullptr,
+                 std::nullopt,
+                 0,
+                 {}};
+  LineChart overhead{"Harness overhead (client − wire) by percentile, " + scenario,
+                     "percentile (log scale)",
+                     "overhead",
+                     XScale::percentile,
+                     ms_label,
+                     nullptr,
+                     std::nullopt,
+                     0,
+                     {}};
+  for (const auto& [name, op] : load[k::load::operations].fields()) {
+    const auto w = op.find(k::operation::wire);
+    if (!w) continue;
+    const auto client = w[x::client];  // the same requests as the wire's
+    const auto on_wire = w[x::latency];
+    const auto over = w[x::overhead];
+    out += "<tr><td>" + esc(name) + "</td><td class=\"n\">" + whole(w[x::paired].num()) + "</td>";
+    out += "<td class=\"n\">" + esc(format_ns(client[l::p50_ns].num())) + "</td><td class=\"n\">" +
+           esc(format_ns(on_wire[l::p50_ns].num())) + "</td><td class=\"n\">" +
+           esc(format_ns(client[l::p99_ns].num())) + "</td><td class=\"n\">" +
+           esc(format_ns(on_wire[l::p99_ns].num())) + "</td><td class=\"n\">" +
+           esc(format_ns(over[l::p50_ns].num())) + "</td><td class=\"n\">" + esc(format_ns(over[l::p99_ns].num())) +
+           "</td><td class=\"n\">" + whole(w[x::unpaired].num()) + "</td><td class=\"n\">" +
+           whole(w[x::incomplete].num()) + "</td></tr>\n";
+    both.series.push_back({name + " client", percentile_curve(client), false});
+    both.series.push_back({name + " wire", percentile_curve(on_wire), true});
+    overhead.series.push_back({name, percentile_curve(over), false});
+  }
+  return out + "</table>\n" + line_chart(both) + line_chart(overhead);
+}
+
 std::string thresholds_table(const DocView& load, const std::string& scenario) {
   const auto thresholds = load[k::load::thresholds].items();
   if (thresholds.empty()) return {};
@@ -235,6 +298,8 @@ std::string load_section(const DocView& load) {
   std::string out =
       load_intro(load, scenario, open_loop) + operations_table(load, scenario, open_loop) + time_charts(load, scenario);
   if (const auto race = load.find(k::load::race); race.is_object()) out += race_section(race);
+  if (const auto wire = load.find(k::load::wire); wire.is_object()) out += wire_section(load, wire, scenario);
+  out += capture_html(load.find(k::live_capture::section));
   return out + thresholds_table(load, scenario);
 }
 

@@ -281,7 +281,7 @@ std::string junit_xml(const json::value& result) {
   std::string body;
   const std::string kind = clean(doc[k::envelope::kind]);
   const std::string timestamp = timestamp_of(doc);
-  if (kind == k::kind_contract) body = contract_suites(doc, totals);
+  if (kind == k::kind_contract || kind == k::kind_pcap) body = contract_suites(doc, totals);  // pcap: the same shape
   else if (kind == k::kind_load) body = load_suite(doc, totals);
   else {
     if (const auto c = doc[k::run::contract]; c.is_object()) body += contract_suites(c, totals);

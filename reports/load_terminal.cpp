@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
+#include "reports/capture_section.hpp"
 #include "core/result_keys.hpp"
 #include "reports/text.hpp"
 
@@ -51,6 +52,38 @@ std::string operations_table(const DocView& doc) {
         "Latency is measured from when each request was due (no coordinated omission); "
         "\"p99 sent\" is the uncorrected figure, from when it was sent.\n";
   return out;
+}
+
+// Wire timing (a capture paired with the run): per operation the wire
+// latency beside the client's of the same paired requests (from the send, as
+// the wire cannot see when a request was due), and what the harness added.
+std::string wire_section(const DocView& doc, const DocView& wire) {
+  namespace l = k::latency;
+  namespace x = k::wire;
+  std::string out = "\nwire (capture " + clean(wire[x::file]) + "): " + fixed(wire[x::exchanges].num(), 0) +
+                    " exchanges, " + fixed(wire[x::paired].num(), 0) + " paired; without a pair: " +
+                    fixed(wire[x::unpaired_client].num(), 0) + " requests, " + fixed(wire[x::unpaired_wire].num(), 0) +
+                    " exchanges; incomplete (not judged): " + fixed(wire[x::incomplete].num(), 0) + "\n";
+  if (const double negative = wire[x::negative_overhead].num(); negative > 0)
+    out += "  " + fixed(negative, 0) +
+           " request(s) took less at the client than on the wire (counted apart, not in the overhead): "
+           "the pairing or the clocks are suspect\n";
+  out += "  " + left("operation", 13) + right("paired", 9) + right("client p50", 12) + right("wire p50", 10) +
+         right("client p99", 12) + right("wire p99", 10) + "\n";
+  std::string overheads;
+  for (const auto& [name, op] : doc[k::load::operations].fields()) {
+    const auto w = op.find(k::operation::wire);
+    if (!w) continue;
+    const auto client = w[x::client];  // the same requests as the wire's
+    const auto on_wire = w[x::latency];
+    out += "  " + left(clean(name), 13) + right(fixed(w[x::paired].num(), 0), 9) +
+           right(format_ns(client[l::p50_ns].num()), 12) + right(format_ns(on_wire[l::p50_ns].num()), 10) +
+           right(format_ns(client[l::p99_ns].num()), 12) + right(format_ns(on_wire[l::p99_ns].num()), 10) + "\n";
+    const auto overhead = w[x::overhead];
+    overheads += "  " + left(clean(name), 13) + " harness overhead (client − wire): p50 " +
+                 format_ns(overhead[l::p50_ns].num()) + " p99 " + format_ns(overhead[l::p99_ns].num()) + "\n";
+  }
+  return out + overheads;
 }
 
 std::string race_section(const DocView& race, const TerminalStyle& style) {
@@ -108,6 +141,7 @@ std::string load_summary(const DocView& doc, const TerminalStyle& style) {
                     (target[k::target::embedded].boolean() ? " (the embedded reference service)" : "") + "; " +
                     fixed(doc[k::load::totals][k::totals::measured_s].num(), 1) + " s measured\n\n";
   if (!style.quiet) out += operations_table(doc);
+  if (const auto wire = doc.find(k::load::wire); wire && !style.quiet) out += wire_section(doc, wire);
   if (const auto race = doc.find(k::load::race)) out += race_section(race, style);
   const auto thresholds = doc[k::load::thresholds].items();
   if (!thresholds.empty()) {
@@ -117,6 +151,7 @@ std::string load_summary(const DocView& doc, const TerminalStyle& style) {
              paint(style.color, clean(t[k::threshold::description]), t[k::threshold::held].boolean() ? "32" : "1;31") +
              "\n";
   }
+  out += capture_terminal(doc.find(k::live_capture::section), style.color);
   return out + verdict_lines(doc, style);
 }
 

@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include "reports/capture_section.hpp"
 #include "reports/load_terminal.hpp"
 #include "core/result_keys.hpp"
 #include "reports/text.hpp"
@@ -59,6 +60,7 @@ std::string run_summary(const json::object& run_document, const TerminalStyle& s
   if (const auto c = doc[k::run::contract]; c.is_object()) out += contract_summary(c, style) + "\n";
   for (const auto& l : doc[k::run::loads].items()) out += load_summary(l, style) + "\n";
   if (const auto c = doc[k::run::comparison]; c.is_object()) out += comparison_lines(c, style) + "\n";
+  if (const auto cap = doc.find(k::live_capture::section)) out += capture_terminal(cap, style.color).substr(1) + "\n";
   for (const auto& s : doc[k::run::skipped].items()) out += "left out: " + clean(s) + "\n";
   for (const auto& p : doc[k::run::problems].items())
     out += paint(style.color, "could not run", "1;31") + ": " + clean(p) + "\n";

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
+#include "reports/capture_section.hpp"
 #include "core/result_keys.hpp"
 #include "reports/text.hpp"
 
@@ -142,6 +143,7 @@ std::string contract_summary(const DocView& result, const TerminalStyle& style) 
   out += checks_listing(result, style, paint);
   if (!style.quiet) out += tables(result, paint);
   for (const auto& n : result[k::contract::notes].items()) out += paint("note: ", "33") + clean(n) + "\n";
+  out += capture_terminal(result.find(k::live_capture::section), style.color);
   return out + verdict_lines(result, paint);
 }
 

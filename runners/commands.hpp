@@ -3,6 +3,9 @@
 #pragma once
 
 #include <functional>
+#include <string>
+
+#include <boost/json/object.hpp>
 
 namespace CLI {
 class App;
@@ -20,5 +23,12 @@ Command add_contract_command(CLI::App& app);
 Command add_load_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
+Command add_pcap_command(CLI::App& app);
+
+// Writes --json, --junit and --html of a pcap check document and prints its
+// summary (crh pcap check, and crh report given such a document); returns
+// the document's exit code, raised to kExitUsage when an output failed.
+struct OutputFlags;
+int render_pcap_document(const boost::json::object& document, const OutputFlags& output, const std::string& command);
 
 }  // namespace crh::runners

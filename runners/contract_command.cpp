@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include "capture_session.hpp"
 #include "commands.hpp"
 #include "contracts/rules.hpp"
 #include "contracts/runner.hpp"
@@ -27,6 +28,7 @@ struct ContractOptions {
   TargetFlags target;
   ContractFlags contract;
   OutputFlags output;
+  CaptureFlags capture;
   std::vector<std::string> checks;
   bool list_checks = false;
 };
@@ -74,6 +76,8 @@ int run_contract_command(const ContractOptions& o) {
   std::unique_ptr<reference::Server> embedded;
   const TargetChoice choice{"crh contract", o.target.base_url, o.target.api_key_file};
   if (int code = set_up_target(choice, run.target, embedded)) return code;
+  CaptureSession capture;  // before any request of the run
+  if (int code = capture.start(o.capture, run.target, "crh contract")) return code;
 
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   const bool quiet = o.output.quiet;
@@ -94,9 +98,11 @@ int run_contract_command(const ContractOptions& o) {
   run.stop = &InterruptScope::requested();
   auto report = contracts::run_contract(run);
   if (tty && !quiet) std::cout << "\r\x1b[2K" << std::flush;
+  capture.stop();
   if (embedded) embedded->stop();
 
   auto doc = contracts::result_document(report, run, embedded != nullptr);
+  capture.add_to(doc.as_object());
   core::redact_values(doc);  // a value the target sent that a message quotes whole
   const auto problems = write_single_result_outputs(doc.as_object(), o.output.files());
   const int exit_code = with_output_problems("crh contract", problems, report.exit_code);
@@ -116,6 +122,7 @@ Command add_contract_command(CLI::App& app) {
   sub->add_option("--check", o->checks,
                   "run only this check id, or ids starting with a prefix ending in * (repeatable)");
   sub->add_flag("--list-checks", o->list_checks, "print every check with its rules and exit");
+  o->capture.add_to(sub);
   o->output.add_to(sub,
                    {.verbose = "list every check with its exchanges", .quiet = "print only failures and the verdict"});
   return {sub, [o] { return run_contract_command(*o); }};

@@ -77,4 +77,22 @@ void BaselineFlags::add_to(CLI::App* sub, const BaselineHelp& help) {
       ->check(CLI::Range(0.0, 1e6));
 }
 
+void CaptureFlags::add_to(CLI::App* sub) {
+  auto* capture = sub->add_option("--capture", file,
+                                  "capture the run's packets to this pcap file with libpcap (the key overwritten; "
+                                  "needs root or CAP_NET_RAW, else the run goes on without)");
+  sub->add_option("--capture-interface", interface,
+                  "capture on this interface (default: the one the route to the target leaves by, lo for loopback)")
+      ->needs(capture);
+  sub->add_option("--capture-buffer", buffer_bytes, "the capture's kernel buffer in bytes (too small drops packets)")
+      ->capture_default_str()
+      ->check(CLI::Range(65536L, 2147483647L))
+      ->needs(capture);
+  sub->add_option("--capture-limit", limit_bytes, "stop capturing once the file would pass this many bytes")
+      ->check(CLI::Range(std::uint64_t{1024}, std::uint64_t{1} << 50))
+      ->needs(capture);
+  sub->add_flag("--capture-required", required, "no capture (no permission, no interface) is an error: exit 3")
+      ->needs(capture);
+}
+
 }  // namespace crh::runners

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,18 @@ struct BaselineFlags {
   double max_regression = 20;
 
   void add_to(CLI::App* sub, const BaselineHelp& help = {});
+};
+
+// --capture, --capture-interface, --capture-buffer, --capture-limit,
+// --capture-required (issue 14 §1; see capture_session.hpp).
+struct CaptureFlags {
+  std::string file;        // empty: no capture
+  std::string interface;   // empty: the interface of the route to the target
+  long buffer_bytes = 32L * 1024 * 1024;
+  std::uint64_t limit_bytes = 0;  // 0: unbounded
+  bool required = false;
+
+  void add_to(CLI::App* sub);
 };
 
 }  // namespace crh::runners

@@ -9,6 +9,7 @@
 
 #include <boost/json.hpp>
 
+#include "capture_session.hpp"
 #include "commands.hpp"
 #include "core/profile.hpp"
 #include "core/outside.hpp"
@@ -30,6 +31,7 @@ struct LoadOptions {
   TargetFlags target;
   LoadFlags load;
   OutputFlags output;
+  CaptureFlags capture;
   std::string scenario = "race";
   int threads = 1;
   double duration_s = 10;
@@ -97,11 +99,13 @@ int run_load_command(const LoadOptions& o) {
   const int aliases = o.aliases > 0 ? o.aliases : embedded_aliases_for(o.load.connections);
   const TargetChoice choice{"crh load", o.target.base_url, o.target.api_key_file, aliases};
   if (int code = set_up_target(choice, config.target, embedded)) return code;
+  CaptureSession capture;  // before any request of the run, discovery included
+  if (int code = capture.start(o.capture, config.target, "crh load")) return code;
 
   if (!o.output.quiet) announce(o, config.target, embedded != nullptr);
   InterruptScope interrupt;
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
-  auto session = run_load_session(config, thresholds, embedded != nullptr, tty && !o.output.quiet);
+  auto session = run_load_session(config, thresholds, embedded != nullptr, tty && !o.output.quiet, &capture);
   if (embedded) embedded->stop();
   if (!session.document) {
     std::cerr << "crh load: " << session.error << "\n";
@@ -147,6 +151,7 @@ Command add_load_command(CLI::App& app) {
   sub->add_option("--aliases", o->aliases,
                   "embedded service: aliases per channel (default: enough for the rounds in flight)")
       ->check(CLI::Range(1, 100000));
+  o->capture.add_to(sub);
   o->output.add_to(sub, {.junit = "write JUnit XML here (a testcase per threshold, and the race's invariant)",
                          .verbose = "list every violation",
                          .quiet = "print only the race, thresholds and verdict"});

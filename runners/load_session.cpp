@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "capture/wire_timing.hpp"
+#include "capture_session.hpp"
 #include "core/outside.hpp"
 #include "exit_codes.hpp"
 #include "interrupt.hpp"
@@ -59,10 +61,23 @@ class ProgressTicker {
   std::thread thread_;  // last: it starts once the rest is set
 };
 
+// Wire latency and the harness's overhead from the capture; a capture that
+// cannot be read costs the run its wire figures only, said once.
+void attach_wire_timing(const std::string& file, loadgen::LoadResult& result) {
+  try {
+    capture::attach_wire_timing(file, result);
+  } catch (const std::exception& e) {
+    std::cerr << "crh load: no wire timing: the capture " << file << " could not be read: "
+              << core::composed(e.what()) << "\n";
+  }
+  result.client_exchanges = {};  // no longer needed: free them before the document is built
+  result.client_connections = {};
+}
+
 }  // namespace
 
 LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vector<loadgen::Threshold>& thresholds,
-                             bool embedded, bool show_progress) {
+                             bool embedded, bool show_progress, CaptureSession* capture) {
   LoadSession session;
   loadgen::FoundState found;
   loadgen::Discovery discovery;
@@ -80,9 +95,13 @@ LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vecto
   loadgen::LoadResult result;
   loadgen::Progress progress;
   bool failed = true;
+  // With a capture, the engine keeps a record of every request it writes, so
+  // that the capture's exchanges pair with them (wire timing).
+  loadgen::LoadConfig run_config = config;
+  run_config.keep_client_exchanges = capture && capture->asked();
   try {
     ProgressTicker ticker(progress, show_progress);
-    result = loadgen::run_load(config, discovery, progress);
+    result = loadgen::run_load(run_config, discovery, progress);
     failed = false;
   } catch (const loadgen::HistoryError& e) {
     session.exit_code = kExitUsage;  // --history names a file that cannot be written: the run's own configuration
@@ -91,12 +110,15 @@ LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vecto
     session.exit_code = kExitUnreachable;
     session.error = core::composed(e.what());
   }
+  if (capture) capture->stop();  // the file is whole from here on
   info.restore_problems = loadgen::restore(config, found);
   if (failed) return session;
+  if (capture && capture->made()) attach_wire_timing(capture->file(), result);
 
   const auto verdicts = loadgen::evaluate(thresholds, result);
   session.exit_code = loadgen::exit_code_of(result, verdicts);
   boost::json::value doc = loadgen::result_document(config, result, verdicts, info);
+  if (capture) capture->add_to(doc.as_object());
   core::redact_values(doc);  // a value the target sent that a message quotes whole
   session.document = std::move(doc.as_object());
   return session;

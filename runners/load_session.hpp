@@ -21,8 +21,12 @@ struct LoadSession {
   std::string error;  // why there is no document (the key redacted)
 };
 
+class CaptureSession;
+
+// `capture` (optional): stopped once the load's traffic ends, before the
+// restore and the document; its section goes into the document.
 LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vector<loadgen::Threshold>& thresholds,
-                             bool embedded, bool show_progress);
+                             bool embedded, bool show_progress, CaptureSession* capture = nullptr);
 
 // The scenario called "race", "mixed" or "get"; nothing for any other name.
 std::optional<loadgen::Scenario> scenario_by_name(std::string_view name);

@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "crh 0.1.0");
   const std::vector<Command> commands{add_serve_command(app), add_contract_command(app), add_load_command(app), add_run_command(app),
-                                     add_report_command(app)};
+                                     add_report_command(app), add_pcap_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

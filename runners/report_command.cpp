@@ -2,7 +2,10 @@
 // documents; several shards merge exactly), compares them with a baseline,
 // and writes --html, --junit and --json. Exits with the verdict's code.
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <unistd.h>
 
 #include <boost/json.hpp>
@@ -26,7 +29,30 @@ struct ReportOptions {
   OutputFlags output;
 };
 
+// A `crh pcap check` document renders alone, with its own sections; it does
+// not merge with contract or load results, nor compare with a baseline.
+std::optional<json::object> pcap_document(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  boost::system::error_code ec;
+  auto value = json::parse(text.str(), ec);
+  if (ec || !value.is_object()) return std::nullopt;
+  const auto* kind = value.get_object().if_contains(keys::envelope::kind);
+  if (!kind || !kind->is_string() || kind->get_string() != keys::kind_pcap) return std::nullopt;
+  return std::move(value.get_object());
+}
+
 int run_report_command(const ReportOptions& o) {
+  for (const auto& file : o.results)
+    if (auto pcap = pcap_document(file)) {
+      if (o.results.size() > 1 || !o.baseline.file.empty()) {
+        std::cerr << "crh report: " << file
+                  << " is a crh pcap check result: it renders alone (no other results, no --baseline)\n";
+        return kExitUsage;
+      }
+      return render_pcap_document(*pcap, o.output, "crh report");
+    }
   std::vector<std::pair<std::string, json::object>> documents;
   reports::RunParts parts;
   std::optional<json::object> comparison;

@@ -22,6 +22,7 @@
 #include "loadgen/options.hpp"
 #include "loadgen/result.hpp"
 #include "reference/server.hpp"
+#include "capture_session.hpp"
 #include "reports/run_document.hpp"
 #include "reports/run_terminal.hpp"
 #include "target_setup.hpp"
@@ -36,6 +37,7 @@ struct RunCommandOptions {
   LoadFlags load;
   BaselineFlags baseline;
   OutputFlags output;
+  CaptureFlags capture;
   double load_duration_s = 10;
   std::vector<std::string> scenarios{"race", "mixed"};
 };
@@ -191,7 +193,7 @@ json::object config_of(const RunCommandOptions& o) {
 
 // 3. The report: compared with the baseline, written, summed up. Returns the exit code.
 int report_run(const RunContext& ctx, reports::RunParts parts, const reports::RunMeta& meta,
-               const std::optional<json::object>& baseline) {
+               const std::optional<json::object>& baseline, CaptureSession& capture) {
   const auto& o = ctx.o;
   std::optional<json::object> comparison;
   int exit_code = kExitOk;
@@ -204,6 +206,7 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
     exit_code = kExitUsage;
   }
   json::value doc = reports::run_document(std::move(parts), std::move(comparison), meta);
+  capture.add_to(doc.as_object());  // one capture of the whole run
   core::redact_values(doc);  // a value the target sent that a message quotes whole
   namespace keys = core::keys;
   const auto& verdict = doc.at(keys::envelope::verdict);
@@ -234,6 +237,8 @@ int run_run_command(const RunCommandOptions& o) {
   const int aliases = embedded_aliases_for(o.load.connections);
   const TargetChoice choice{"crh run", o.target.base_url, o.target.api_key_file, aliases};
   if (int code = set_up_target(choice, ctx.target, embedded)) return code;
+  CaptureSession capture;  // the whole run, before its first request
+  if (int code = capture.start(o.capture, ctx.target, "crh run")) return code;
   ctx.embedded = embedded != nullptr;
   if (!o.output.quiet) announce(ctx, inputs->baseline.has_value());
 
@@ -243,6 +248,7 @@ int run_run_command(const RunCommandOptions& o) {
   const auto contract = run_contract_suites(ctx, inputs->profile.statuses, parts);
   ctx.target.dialect.encoding = contract.encoding;  // the loads send parameters as the checks did
   run_loads(ctx, contract, inputs->rate, parts, meta);
+  capture.stop();
   if (embedded) embedded->stop();
 
   meta.started = started;
@@ -253,7 +259,7 @@ int run_run_command(const RunCommandOptions& o) {
   meta.incomplete = InterruptScope::requested();
   meta.environment = reports::environment();
   meta.config = config_of(o);
-  return report_run(ctx, std::move(parts), meta, inputs->baseline);
+  return report_run(ctx, std::move(parts), meta, inputs->baseline, capture);
 }
 
 }  // namespace
@@ -278,6 +284,7 @@ Command add_run_command(CLI::App& app) {
                                     "(no scenario: every load) (repeatable)"});
   o->baseline.add_to(
       sub, {.baseline = "an earlier --json result: a figure worse beyond --max-regression fails the run (exit 1)"});
+  o->capture.add_to(sub);
   o->output.add_to(sub, {.json = "write the run document here (the next run's --baseline)"});
   return {sub, [o] { return run_run_command(*o); }};
 }

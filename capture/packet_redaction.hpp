@@ -1,0 +1,54 @@
+// The key overwritten in captured packets before they are saved (issue 14 §1):
+// in place, byte for byte, so the file stays a capture tshark dissects. Pure
+// over packet bytes (no libpcap), so the tests feed it crafted packets.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+namespace crh::capture::detail {
+
+struct RedactionResult {
+  unsigned values = 0;               // Apikey header values (or parts of one) overwritten
+  unsigned raw = 0;                  // other occurrences of the key (whole, or its ends at a segment edge)
+  bool edited = false;               // some byte changed
+  bool checksum_recomputed = false;  // the TCP checksum was valid before the edit and was made valid again
+  bool checksum_left = false;        // edited, but the checksum was not valid before (offload): left as it was
+};
+
+// Tracks the Apikey header per TCP flow direction in sequence space, so a
+// value split across segments, arriving out of order or retransmitted is
+// overwritten wherever its bytes appear. Not thread-safe: one per capture thread.
+class PacketRedactor {
+ public:
+  // `key`: overwritten anywhere in any payload; `server_port`: the target's,
+  // whose inbound payloads are scanned for the Apikey header.
+  PacketRedactor(std::string key, std::uint16_t server_port);
+  ~PacketRedactor();
+  PacketRedactor(const PacketRedactor&) = delete;
+  PacketRedactor& operator=(const PacketRedactor&) = delete;
+
+  // `link_type` as pcap_datalink gives it (EN10MB, LINUX_SLL, LINUX_SLL2,
+  // NULL, LOOP, RAW); anything else, or a packet that is not TCP, is left alone.
+  RedactionResult redact(int link_type, std::span<unsigned char> packet);
+
+  static constexpr char kFill = 'x';
+
+ private:
+  struct Flow;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The TCP checksum of a segment over its IPv4 (version 4) or IPv6 pseudo
+// header; `tcp` is the whole segment with its checksum field as it is.
+// Returns the ones'-complement sum folded: 0xFFFF (or 0) means valid.
+std::uint16_t tcp_checksum_fold(bool ipv6, const unsigned char* src, const unsigned char* dst,
+                                std::span<const unsigned char> tcp);
+
+}  // namespace crh::capture::detail

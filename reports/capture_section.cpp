@@ -1,0 +1,62 @@
+// capture_section: see capture_section.hpp
+#include "reports/capture_section.hpp"
+
+#include "core/result_keys.hpp"
+#include "reports/html_parts.hpp"
+#include "reports/text.hpp"
+
+namespace crh::reports {
+namespace {
+namespace c = core::keys::live_capture;
+using html::esc;
+
+std::string count(const core::DocView& v) { return std::to_string(v.count()); }
+
+bool lost(const core::DocView& w) { return clean(w).starts_with("LOST PACKETS"); }
+
+}  // namespace
+
+std::string capture_terminal(const core::DocView& capture, bool color) {
+  if (!capture.present()) return {};
+  if (!capture[c::made].boolean())
+    return "\n" + paint(color, "capture: none made", "33") + " (" + clean(capture[c::not_made]) + ")\n";
+  std::string out = "\ncapture: " + clean(capture[c::file]) + " on " + clean(capture[c::interface]) + " (" +
+                    clean(capture[c::filter]) + "): " + count(capture[c::packets]) + " packets, " +
+                    count(capture[c::bytes]) + " bytes; kernel: " + count(capture[c::kernel_received]) + " received, " +
+                    count(capture[c::kernel_dropped]) + " dropped, " + count(capture[c::interface_dropped]) +
+                    " dropped by the interface; " + count(capture[c::redactions]) + " key redactions\n";
+  for (const auto& w : capture[c::warnings].items())
+    out += "  " + paint(color, (lost(w) ? "" : "warning: ") + clean(w), lost(w) ? "1;31" : "33") + "\n";
+  return out;
+}
+
+std::string capture_html(const core::DocView& capture, bool top) {
+  if (!capture.present()) return {};
+  const std::string h = top ? "h2" : "h3";
+  std::string out = "<" + h + " id=\"capture\">Capture</" + h + ">\n";
+  if (!capture[c::made].boolean())
+    return out + "<p class=\"bad\">No capture was made: " + esc(capture[c::not_made].str()) + "</p>\n";
+  const auto row = [](const std::string& name, const std::string& value) {
+    return "<tr><th>" + name + "</th><td>" + value + "</td></tr>\n";
+  };
+  const auto limit = capture[c::limit_bytes].count();
+  out += "<table>\n" + row("file", "<code>" + esc(capture[c::file].str()) + "</code>") +
+         row("interface", esc(capture[c::interface].str())) +
+         row("filter", "<code>" + esc(capture[c::filter].str()) + "</code>") +
+         row("packets written", count(capture[c::packets])) + row("bytes", count(capture[c::bytes])) +
+         row("kernel received / dropped / interface dropped",
+             count(capture[c::kernel_received]) + " / " + count(capture[c::kernel_dropped]) + " / " +
+                 count(capture[c::interface_dropped]) +
+                 (capture[c::loopback].boolean() ? " (loopback: each packet counted twice)" : "")) +
+         row("limit", limit == 0 ? std::string("none")
+                                 : std::to_string(limit) + " bytes" +
+                                       (capture[c::limit_reached].boolean() ? ", reached: capture stopped" : "")) +
+         row("key redactions", count(capture[c::redactions]) +
+                                   (capture[c::checksums_recomputed].boolean() ? " (TCP checksums recomputed)" : "")) +
+         "</table>\n";
+  for (const auto& w : capture[c::warnings].items())
+    out += std::string("<p class=\"") + (lost(w) ? "bad" : "muted") + "\">" + esc(w.str()) + "</p>\n";
+  return out;
+}
+
+}  // namespace crh::reports

@@ -1,0 +1,137 @@
+// The terminal and HTML renderings of a pcap check document.
+#include "reports/pcap_report.hpp"
+
+#include <boost/json.hpp>
+
+#include "core/result_keys.hpp"
+#include "reports/html_parts.hpp"
+#include "reports/text.hpp"
+
+namespace crh::reports {
+namespace k = core::keys;
+namespace p = core::keys::pcap;
+using core::DocView;
+
+namespace {
+
+std::string count(const DocView& v) { return std::to_string(v.count()); }
+
+// The capture's facts as label/value rows, shared by both renderings.
+std::vector<std::pair<std::string, std::string>> capture_rows(const DocView& c) {
+  return {{"file", clean(c[p::file])},
+          {"format", clean(c[p::format])},
+          {"link types", clean(c[p::link_types])},
+          {"packets", count(c[p::packets]) + " (" + count(c[p::tcp_packets]) + " TCP, " + count(c[p::skipped_packets]) +
+                          " skipped, " + count(c[p::truncated_packets]) + " truncated)"},
+          {"streams", count(c[p::streams]) + " (" + count(c[p::streams_cut]) + " cut by a memory bound)"},
+          {"exchanges", count(c[p::exchanges]) + " (" + count(c[p::api_exchanges]) + " of the API, " +
+                            count(c[p::other_exchanges]) + " other; " + count(c[p::requests_without_key]) +
+                            " without an Apikey header)"},
+          {"incomplete", count(c[p::incomplete]) + " exchanges (never judged)"},
+          {"conflicting overlaps", count(c[p::conflicting_overlaps])},
+          {"unparsed streams", count(c[p::unparsed_count])},
+          {"duration", fixed(c[p::duration_s].num(), 3) + " s"}};
+}
+
+std::string unparsed_text(const DocView& u) {
+  return "tcp.stream " + count(u[p::stream]) + " (" + clean(u[p::client]) + " → " + clean(u[p::server]) +
+         ", from frame " + count(u[p::first_frame]) + "): " + clean(u[p::why]);
+}
+
+}  // namespace
+
+std::string pcap_summary(const boost::json::value& document, const TerminalStyle& style) {
+  const DocView doc(document);
+  std::string out;
+  const auto capture = doc[p::capture];
+  if (!style.quiet) {
+    out += "Capture\n";
+    for (const auto& [label, value] : capture_rows(capture)) out += "  " + label + ": " + value + "\n";
+    const auto unparsed = capture[p::unparsed].items();
+    const std::size_t shown = style.verbose ? unparsed.size() : std::min<std::size_t>(unparsed.size(), 5);
+    for (std::size_t i = 0; i < shown; ++i) out += "    " + unparsed_text(unparsed[i]) + "\n";
+    if (shown < capture[p::unparsed_count].count())
+      out += "    (" + std::to_string(capture[p::unparsed_count].count() - shown) +
+             " more: --verbose or the --json file)\n";
+    out += "\n";
+  }
+  for (const auto& c : doc[k::contract::checks].items()) {
+    const std::string outcome = clean(c[k::check::outcome]);
+    const bool bad = outcome == "fail" || outcome == "warn";
+    if (style.quiet && !bad) continue;
+    const char* colour = outcome == "fail" ? "1;31" : outcome == "warn" ? "1;33" : outcome == "pass" ? "32" : "2";
+    std::string rules;
+    for (const auto& r : c[k::check::rules].items()) rules += " " + r.str();
+    out += paint(style.color, status_label(outcome), colour) + "  " + clean(c[k::check::id]) + " [" +
+           clean(c[k::check::severity]) + rules + "]: " + clean(c[k::check::message]) + "\n";
+    if (!bad && !style.verbose) continue;
+    const auto findings = c[k::check::findings].items();
+    const auto evidence = c[k::check::evidence].items();
+    for (std::size_t i = 0; i < findings.size(); ++i) {
+      out += "      " + clean(findings[i][k::finding::text]) + "\n";
+      if (i < evidence.size()) out += "        wireshark: " + clean(evidence[i][k::evidence::curl]) + "\n";
+    }
+  }
+  for (const auto& n : doc[k::contract::notes].items()) out += "note: " + clean(n) + "\n";
+  const auto verdict = doc[k::envelope::verdict];
+  out += "\n" +
+         paint(style.color, status_label(clean(verdict[k::verdict::status])),
+               verdict[k::verdict::exit_code].count() ? "1;31" : "1;32") +
+         ": " + clean(verdict[k::verdict::reason]) + "\n";
+  out += missing_line(doc);
+  return out;
+}
+
+std::string pcap_html(const boost::json::value& document) {
+  using html::esc;
+  const DocView doc(document);
+  const auto capture = doc[p::capture];
+  const auto verdict = doc[k::envelope::verdict];
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>crh pcap check: " +
+      esc(clean(capture[p::file])) +
+      "</title><style>body{font-family:sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse}"
+      "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}pre{background:#f6f6f6;padding:.5em;"
+      "white-space:pre-wrap}</style></head><body>\n<h1>crh pcap check</h1>\n<section id=\"verdict\"><h2>" +
+      html::badge(clean(verdict[k::verdict::status])) + " " + esc(clean(verdict[k::verdict::reason])) +
+      "</h2></section>\n<section id=\"capture\"><h2>Capture</h2><table>\n";
+  for (const auto& [label, value] : capture_rows(capture))
+    out += "<tr><th>" + esc(label) + "</th><td>" + esc(value) + "</td></tr>\n";
+  out += "</table>\n";
+  const auto unparsed = capture[p::unparsed].items();
+  if (!unparsed.empty()) {
+    out += "<h3>Streams not parsed (the first " + std::to_string(unparsed.size()) + " of " +
+           count(capture[p::unparsed_count]) + ")</h3><ul>\n";
+    for (const auto& u : unparsed) out += "<li>" + esc(unparsed_text(u)) + "</li>\n";
+    out += "</ul>\n";
+  }
+  out += "</section>\n<section id=\"checks\"><h2>Checks</h2>\n";
+  for (const auto& c : doc[k::contract::checks].items()) {
+    std::string rules;
+    for (const auto& r : c[k::check::rules].items()) rules += " " + r.str();
+    const std::string outcome = clean(c[k::check::outcome]);
+    out += "<details" + std::string(outcome == "fail" || outcome == "warn" ? " open" : "") + "><summary>" +
+           html::badge(outcome) + " <code>" + esc(clean(c[k::check::id])) + "</code> [" +
+           esc(clean(c[k::check::severity]) + rules) + "]: " + esc(clean(c[k::check::message])) + "</summary>\n<p>" +
+           esc(clean(c[k::check::summary])) + "</p>\n";
+    const auto findings = c[k::check::findings].items();
+    const auto evidence = c[k::check::evidence].items();
+    for (std::size_t i = 0; i < findings.size(); ++i)
+      out += "<pre>" + esc(clean(findings[i][k::finding::text])) +
+             (i < evidence.size() ? "\nWireshark display filter: " + esc(clean(evidence[i][k::evidence::curl])) : "") +
+             "</pre>\n";
+    out += "</details>\n";
+  }
+  out += "</section>\n";
+  const auto notes = doc[k::contract::notes].items();
+  if (!notes.empty()) {
+    out += "<section id=\"notes\"><h2>Notes</h2><ul>\n";
+    for (const auto& n : notes) out += "<li>" + esc(clean(n)) + "</li>\n";
+    out += "</ul></section>\n";
+  }
+  if (const auto missing = missing_line(doc); !missing.empty())
+    out += "<p id=\"missing\">" + esc(missing) + "</p>\n";
+  return out + "</body></html>\n";
+}
+
+}  // namespace crh::reports

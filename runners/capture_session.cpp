@@ -1,0 +1,107 @@
+// capture_session: see capture_session.hpp
+#include "capture_session.hpp"
+
+#include <iostream>
+#include <optional>
+
+#include <boost/json.hpp>
+
+#include "core/result_keys.hpp"
+#include "exit_codes.hpp"
+#include "flags.hpp"
+
+namespace crh::runners {
+
+namespace k = core::keys::live_capture;
+
+struct CaptureSession::Impl {
+  bool asked = false;
+  std::optional<capture::LiveCapture> live;
+  capture::LiveSummary summary;  // final once stopped
+  bool stopped = false;
+};
+
+CaptureSession::CaptureSession() : impl_(std::make_unique<Impl>()) {}
+CaptureSession::~CaptureSession() {
+  if (impl_->asked && !impl_->stopped) stop();
+}
+
+int CaptureSession::start(const CaptureFlags& flags, const core::Target& target, const std::string& command) {
+  if (flags.file.empty()) return kExitOk;
+  impl_->asked = true;
+  capture::LiveConfig config;
+  config.file = flags.file;
+  config.target_host = target.base.host;
+  try {
+    config.target_port = static_cast<std::uint16_t>(std::stoul(target.base.port));
+  } catch (const std::exception&) {
+    config.target_port = 80;
+  }
+  config.interface = flags.interface;
+  config.buffer_bytes = static_cast<int>(flags.buffer_bytes);
+  config.limit_bytes = flags.limit_bytes;
+  config.api_key = target.api_key;
+  impl_->live.emplace(std::move(config));
+  const auto& summary = impl_->live->summary();
+  if (summary.made) return kExitOk;
+  impl_->summary = summary;
+  impl_->stopped = true;
+  if (flags.required) {
+    std::cerr << command << ": --capture-required: no capture made: " << summary.not_made << "\n";
+    return kExitUnreachable;
+  }
+  // Said once, here; the result document and the summary repeat it as data.
+  std::cerr << command << ": no capture made: " << summary.not_made
+            << "; the run goes on without it (--capture-required makes this an error)\n";
+  return kExitOk;
+}
+
+bool CaptureSession::asked() const { return impl_->asked; }
+
+const capture::LiveSummary& CaptureSession::stop() {
+  if (!impl_->stopped && impl_->live) {
+    impl_->summary = impl_->live->stop();
+    impl_->stopped = true;
+  }
+  return impl_->summary;
+}
+
+bool CaptureSession::made() const { return impl_->stopped && impl_->summary.made; }
+const std::string& CaptureSession::file() const { return impl_->summary.file; }
+const capture::LiveSummary& CaptureSession::summary() const { return impl_->summary; }
+
+void CaptureSession::add_to(boost::json::object& document) {
+  if (!impl_->asked) return;
+  document[k::section] = capture_document(stop());
+}
+
+boost::json::object capture_document(const capture::LiveSummary& s) {
+  boost::json::object o;
+  o[k::made] = s.made;
+  o[k::file] = s.file;
+  if (!s.made) {
+    o[k::not_made] = s.not_made;
+    if (!s.interface.empty()) o[k::interface] = s.interface;
+    if (!s.filter.empty()) o[k::filter] = s.filter;
+    return o;
+  }
+  o[k::interface] = s.interface;
+  o[k::filter] = s.filter;
+  o[k::packets] = s.packets;
+  o[k::bytes] = s.bytes;
+  o[k::kernel_received] = s.kernel_received;
+  o[k::kernel_dropped] = s.kernel_dropped;
+  o[k::interface_dropped] = s.interface_dropped;
+  o[k::loopback] = s.loopback;
+  o[k::lost_packets] = s.lost_packets();
+  o[k::limit_bytes] = s.limit_bytes;
+  o[k::limit_reached] = s.limit_reached;
+  o[k::redactions] = s.redactions;
+  o[k::checksums_recomputed] = s.checksums_recomputed;
+  boost::json::array warnings;
+  for (const auto& w : s.warnings) warnings.emplace_back(w);
+  o[k::warnings] = std::move(warnings);
+  return o;
+}
+
+}  // namespace crh::runners
