@@ -262,6 +262,7 @@ struct Entry {
   // after a gap, answers are paired by these, not by order.
   std::int64_t req_start = 0, req_end = kUnknown, req_ack = kUnknown;
   bool req_whole = false;  // read to its end
+  std::size_t bytes = 0;   // counted in the stream's queued_bytes (see cost)
 };
 
 // After a loss in the requests, the answers to the lost requests lie in the
@@ -308,6 +309,10 @@ struct Stream {
   std::uint32_t carry_conflicts = 0;
   bool noted_unparsed = false;
   std::uint64_t emitted = 0;
+  std::size_t queued_bytes = 0;    // of the entries in queue
+  std::uint32_t skip_answers = 0;  // entries handed out unanswered whose answers, if they come, are not theirs to pair
+  Stream* older = nullptr;         // open streams by last activity (Impl::oldest .. newest)
+  Stream* newer = nullptr;
   Stream(const http1::ReaderLimits& l)
       : req(l, http1::HeaderCapture::on), resp(l, http1::HeaderCapture::on) {}
 };
@@ -321,8 +326,37 @@ struct ExchangeExtractor::Impl {
   ReadSummary summary;
   std::unordered_map<Key, std::unique_ptr<Stream>, KeyHash> streams;
   std::size_t total_held = 0;
+  std::size_t total_queued = 0;  // Entry::bytes of every queue
+  std::size_t total_stream_bytes = 0;  // kStreamCost per open stream
+  Stream* oldest = nullptr;  // the least recently active open stream
+  Stream* newest = nullptr;
+  // What one open stream costs besides its buffers: the object, its map node.
+  static constexpr std::size_t kStreamCost = sizeof(Stream) + sizeof(Key) + sizeof(void*) * 4;
+
+  std::size_t used() const { return total_held + total_queued + total_stream_bytes; }
+
+  // ------------------------------------------------ streams by activity
+
+  void link_newest(Stream& st) {
+    st.older = newest;
+    st.newer = nullptr;
+    if (newest) newest->newer = &st;
+    else oldest = &st;
+    newest = &st;
+  }
+  void unlink(Stream& st) {
+    if (st.older) st.older->newer = st.newer;
+    else oldest = st.newer;
+    if (st.newer) st.newer->older = st.older;
+    else newest = st.older;
+    st.older = st.newer = nullptr;
+  }
+  void touch(Stream& st) {
+    if (newest == &st) return;
+    unlink(st);
+    link_newest(st);
+  }
   std::uint64_t next_index = 0;
-  std::int64_t last_sweep_ns = 0;
   std::vector<int> links_seen;
 
   // ------------------------------------------------------------ HTTP side
@@ -338,8 +372,58 @@ struct ExchangeExtractor::Impl {
   void emit_ready(Stream& st) {
     while (!st.queue.empty() && st.queue.front().request_done && st.queue.front().response_done) {
       st.last_emitted_start = std::max(st.last_emitted_start, st.queue.front().req_start);
+      uncount(st, st.queue.front());
       emit(st, std::move(st.queue.front().ex));
       st.queue.pop_front();
+    }
+  }
+
+  // What an entry holds, roughly: the object and the strings it keeps.
+  static std::size_t cost(const WireExchange& ex) {
+    std::size_t n = sizeof(Entry) + ex.request.method.size() + ex.request.target.size() + ex.request.body.size();
+    for (const auto& h : ex.request.headers) n += sizeof(h) + h.name.size() + h.value.size();
+    if (ex.response) {
+      n += ex.response->body.size();
+      for (const auto& h : ex.response->headers) n += sizeof(h) + h.name.size() + h.value.size();
+    }
+    return n;
+  }
+  void recount(Stream& st, Entry& e) {
+    const std::size_t c = cost(e.ex);
+    st.queued_bytes = st.queued_bytes - e.bytes + c;
+    total_queued = total_queued - e.bytes + c;
+    e.bytes = c;
+  }
+  void uncount(Stream& st, Entry& e) {
+    st.queued_bytes -= e.bytes;
+    total_queued -= e.bytes;
+    e.bytes = 0;
+  }
+
+  // Requests waiting for answers are bounded (a capture of the client's side
+  // alone never sees one): past the bound the oldest is handed out without
+  // its answer, so memory stays flat and exchanges flow.
+  void bound_queue(Stream& st) {
+    while (st.queue.size() > 1 && st.queue.front().request_done) {
+      std::string why;
+      if (st.queue.size() > limits.max_waiting_requests)
+        why = "no answer seen within " + std::to_string(limits.max_waiting_requests) + " requests";
+      else if (st.queued_bytes > limits.stream_buffer_bytes)
+        why = "no answer seen while " + std::to_string(limits.stream_buffer_bytes) + " bytes of later requests waited";
+      else if (used() > limits.total_buffer_bytes)
+        why = "no answer seen before the reader's memory bound was reached";
+      else
+        return;
+      Entry& e = st.queue.front();
+      if (!e.response_done) {
+        // An answer that has not begun yet, if it comes, is this request's:
+        // it must not be paired with the next one.
+        if (!(st.resp_active && !st.resp_orphan && st.resp_seq == e.ex.sequence)) ++st.skip_answers;
+        mark(e.ex, why);
+        e.ex.response_first = {};
+        e.response_done = true;
+      }
+      emit_ready(st);
     }
   }
 
@@ -498,6 +582,7 @@ struct ExchangeExtractor::Impl {
     for (auto it = at; it != st.queue.end(); ++it) ++it->ex.sequence;
     ++st.next_sequence;
     at = st.queue.insert(at, std::move(lost));
+    recount(st, *at);
     settle_earlier(st, &*at, start);
     return &*at;
   }
@@ -559,6 +644,7 @@ struct ExchangeExtractor::Impl {
         mark(e.ex, st.uncertain);
         if (!st.unplaced.empty()) unplace(st, e);
         st.queue.push_back(std::move(e));
+        recount(st, st.queue.back());
         st.last_req_ack = st.seg_ack;
         for (auto& span : st.spans)
           if (span.to == INT64_MAX) span.to = st.seg_ack == kUnknown ? span.from : st.seg_ack;
@@ -577,9 +663,11 @@ struct ExchangeExtractor::Impl {
         e.request_done = true;
         e.req_whole = true;
         e.req_end = st.seg_abs + static_cast<std::int64_t>(total - data.size());
+        recount(st, e);
         st.req_active = false;
         h.line_start = true;
         emit_ready(st);
+        bound_queue(st);
       } else if (state == http1::State::error) {
         request_failed(st, "request: " + st.req.error(), frame);
       } else if (n == 0) {
@@ -595,6 +683,7 @@ struct ExchangeExtractor::Impl {
     Entry& e = st.queue.back();
     if (e.request_done || !st.req.method().empty() || e.response_done || (st.resp_active && !st.resp_orphan)) return false;
     if (unanswered(st) != &e) return false;
+    uncount(st, e);
     st.queue.pop_back();
     --st.next_sequence;
     return true;
@@ -644,7 +733,9 @@ struct ExchangeExtractor::Impl {
       if (!st.resp_active) {
         Entry* e = nullptr;
         if (st.resync) e = pair_by_ack(st, st.seg_abs + static_cast<std::int64_t>(total - data.size()), frame);
-        if (!st.resync) {
+        if (!st.resync && st.skip_answers > 0) {
+          --st.skip_answers;  // the answer to a request handed out unanswered
+        } else if (!st.resync) {
           e = unanswered(st);
           // Two requests waiting when an answer begins: the client pipelines,
           // and acks cannot single out the request an answer belongs to.
@@ -706,6 +797,7 @@ struct ExchangeExtractor::Impl {
     e.ex.response_last = last;
     e.ex.interim = static_cast<unsigned>(st.resp.interim_answers());
     e.response_done = true;
+    recount(st, e);
   }
 
   void response_failed(Stream& st, const std::string& why, std::uint64_t frame) {
@@ -1046,6 +1138,8 @@ struct ExchangeExtractor::Impl {
   void close_and_erase(std::unordered_map<Key, std::unique_ptr<Stream>, KeyHash>::iterator it, std::uint64_t frame,
                        const char* why) {
     close(*it->second, frame, why);
+    unlink(*it->second);
+    total_stream_bytes -= kStreamCost;
     streams.erase(it);
   }
 
@@ -1059,30 +1153,26 @@ struct ExchangeExtractor::Impl {
     st->first_frame = frame;
     st->last_ns = ns;
     ++summary.streams;
-    if (streams.size() >= limits.max_streams) cut_oldest(frame);
+    while (oldest && (streams.size() >= limits.max_streams || used() + kStreamCost > limits.total_buffer_bytes))
+      cut_oldest(frame);
     auto& slot = streams[key];
     slot = std::move(st);
+    link_newest(*slot);
+    total_stream_bytes += kStreamCost;
     return *slot;
   }
 
+  // O(1): the least recently active stream is the head of the list.
   void cut_oldest(std::uint64_t frame) {
-    auto oldest = streams.end();
-    for (auto it = streams.begin(); it != streams.end(); ++it)
-      if (oldest == streams.end() || it->second->last_ns < oldest->second->last_ns) oldest = it;
-    if (oldest == streams.end()) return;
+    if (!oldest) return;
     ++summary.streams_cut;
-    close_and_erase(oldest, frame, "was cut (too many open streams)");
+    close_and_erase(streams.find(oldest->key), frame, "was cut (too many open streams)");
   }
 
+  // Streams without a packet for idle_close_ns are at the head of the list:
+  // O(1) per packet, plus the streams it closes.
   void sweep(std::int64_t now, std::uint64_t frame) {
-    for (auto it = streams.begin(); it != streams.end();) {
-      if (now - it->second->last_ns > limits.idle_close_ns) {
-        auto dead = it++;
-        close_and_erase(dead, frame, "went idle");
-      } else {
-        ++it;
-      }
-    }
+    while (oldest && now - oldest->last_ns > limits.idle_close_ns) close_and_erase(streams.find(oldest->key), frame, "went idle");
   }
 
   void tcp(const Segment& s, std::uint64_t frame, std::int64_t ns) {
@@ -1115,6 +1205,7 @@ struct ExchangeExtractor::Impl {
     }
     Stream& st = *it->second;
     st.last_ns = ns;
+    touch(st);
     const int dir = st.client_ep == src ? 0 : 1;
     Half& h = st.half[dir];
     if (syn) {
@@ -1174,10 +1265,7 @@ struct ExchangeExtractor::Impl {
         break;
       case Decoded::skipped: ++summary.skipped_packets; break;
     }
-    if (ns - last_sweep_ns > limits.idle_close_ns / 4) {
-      if (last_sweep_ns != 0) sweep(ns, frame);
-      last_sweep_ns = ns;
-    }
+    sweep(ns, frame);
   }
 
   void finish() {
@@ -1204,6 +1292,7 @@ const ReadSummary& ExchangeExtractor::summary() const { return impl_->summary; }
 
 std::size_t ExchangeExtractor::open_streams() const { return impl_->streams.size(); }
 std::size_t ExchangeExtractor::buffered_bytes() const { return impl_->total_held; }
+std::size_t ExchangeExtractor::queued_bytes() const { return impl_->total_queued; }
 
 ReadSummary read_capture(const std::string& path, const ExchangeSink& sink, ReadLimits limits) {
   char error[PCAP_ERRBUF_SIZE] = {};

@@ -77,8 +77,14 @@ struct UnparsedStream {
 
 struct ReadLimits {
   std::size_t stream_buffer_bytes = 4 * 1024 * 1024;  // out-of-order bytes held per direction before a gap is declared
-  std::size_t total_buffer_bytes = 256 * 1024 * 1024; // all streams together; past it the oldest streams are cut
-  std::size_t max_streams = 1'000'000;                // open at once; past it the oldest idle streams are closed
+  // All streams together: out-of-order bytes, requests waiting for answers and
+  // the streams' own state (a few KB each); past it the oldest streams are cut.
+  std::size_t total_buffer_bytes = 256 * 1024 * 1024;
+  std::size_t max_streams = 100'000;                  // open at once; past it the least recently active is cut
+  // Requests waiting for their answers on one stream (a capture of one
+  // direction only never sees any): past this many, or past
+  // stream_buffer_bytes of them, the oldest is handed out without an answer.
+  std::size_t max_waiting_requests = 1024;
   std::int64_t idle_close_ns = 600'000'000'000;       // a stream without a packet for this long is closed (capture time)
   std::size_t body_bytes = 4 * 1024 * 1024;            // body kept per message (larger: exchange marked incomplete)
   // Exchanges seen whole and paired with certainty whose place on the stream
@@ -134,6 +140,10 @@ class ExchangeExtractor {
   // and out-of-order bytes buffered. Both return to 0 as streams close.
   std::size_t open_streams() const;
   std::size_t buffered_bytes() const;
+  // Requests (and any answers) held while earlier ones wait for answers:
+  // bounded per stream by ReadLimits::max_waiting_requests and
+  // stream_buffer_bytes; 0 once streams close.
+  std::size_t queued_bytes() const;
 
  private:
   struct Impl;

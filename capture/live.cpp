@@ -13,6 +13,7 @@
 
 #include <pcap/pcap.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -34,7 +35,18 @@ struct Resolved {
   bool v6 = false;
 };
 
-bool resolve(const std::string& host, std::uint16_t port, Resolved& out, std::string& why) {
+// An address as the filter names it: numeric, without an IPv6 scope
+// ("fe80::1%eth0" does not compile), or empty.
+std::string numeric_text(const sockaddr* addr, socklen_t len) {
+  char buf[INET6_ADDRSTRLEN + IF_NAMESIZE + 2] = {};
+  if (::getnameinfo(addr, len, buf, sizeof buf, nullptr, 0, NI_NUMERICHOST) != 0) return {};
+  std::string text = buf;
+  if (const auto pct = text.find('%'); pct != std::string::npos) text.resize(pct);
+  return text;
+}
+
+// Every address of the target, each once: the engine tries them all.
+bool resolve(const std::string& host, std::uint16_t port, std::vector<Resolved>& out, std::string& why) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
@@ -43,13 +55,22 @@ bool resolve(const std::string& host, std::uint16_t port, Resolved& out, std::st
     why = "cannot resolve the target's host \"" + host + "\": " + ::gai_strerror(rc);
     return false;
   }
-  std::memcpy(&out.addr, res->ai_addr, res->ai_addrlen);
-  out.len = res->ai_addrlen;
-  out.v6 = res->ai_family == AF_INET6;
-  char buf[INET6_ADDRSTRLEN] = {};
-  ::getnameinfo(res->ai_addr, res->ai_addrlen, buf, sizeof buf, nullptr, 0, NI_NUMERICHOST);
-  out.text = buf;
+  for (const auto* ai = res; ai != nullptr; ai = ai->ai_next) {
+    if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) || ai->ai_addrlen > sizeof(sockaddr_storage)) continue;
+    Resolved r;
+    std::memcpy(&r.addr, ai->ai_addr, ai->ai_addrlen);
+    r.len = ai->ai_addrlen;
+    r.v6 = ai->ai_family == AF_INET6;
+    r.text = numeric_text(ai->ai_addr, ai->ai_addrlen);
+    if (r.text.empty()) continue;
+    if (std::none_of(out.begin(), out.end(), [&](const Resolved& o) { return o.text == r.text; }))
+      out.push_back(std::move(r));
+  }
   ::freeaddrinfo(res);
+  if (out.empty()) {
+    why = "the target's host \"" + host + "\" has no IPv4 or IPv6 address";
+    return false;
+  }
   return true;
 }
 
@@ -164,15 +185,41 @@ struct LiveCapture::Impl {
     summary.file = config.file;
     summary.limit_bytes = config.limit_bytes;
     std::string why;
-    Resolved target;
-    if (!resolve(config.target_host, config.target_port, target, why)) return fail(why);
-    summary.loopback = is_loopback(target);
+    std::vector<Resolved> targets;
+    if (!resolve(config.target_host, config.target_port, targets, why)) return fail(why);
+    const bool all_loopback =
+        std::all_of(targets.begin(), targets.end(), [](const Resolved& r) { return is_loopback(r); });
     std::string iface = config.interface;
-    if (iface.empty()) iface = summary.loopback ? "lo" : route_interface(target, why);
-    if (iface.empty()) return fail(why);
+    if (iface.empty() && all_loopback) iface = "lo";
+    if (iface.empty()) {
+      // The route to each address; an address with no route is one the
+      // engine cannot reach either.
+      std::vector<std::string> routes;
+      std::string first_why;
+      for (const auto& t : targets) {
+        std::string route_why;
+        auto route = is_loopback(t) ? std::string("lo") : route_interface(t, route_why);
+        if (route.empty()) {
+          if (first_why.empty()) first_why = route_why;
+          continue;
+        }
+        if (std::find(routes.begin(), routes.end(), route) == routes.end()) routes.push_back(std::move(route));
+      }
+      if (routes.empty()) return fail(first_why);
+      iface = routes.front();
+      if (routes.size() > 1) {
+        iface = "any";
+        std::string list;
+        for (const auto& r : routes) list += (list.empty() ? "" : ", ") + r;
+        summary.warnings.push_back("the target's addresses are reached through several interfaces (" + list +
+                                   "): capturing on \"any\" (Linux cooked headers)");
+      }
+    }
     summary.interface = iface;
-    summary.loopback = summary.loopback || iface == "lo";
-    summary.filter = std::string("tcp and host ") + target.text + " and port " + std::to_string(config.target_port);
+    summary.loopback = iface == "lo";
+    std::vector<std::string> addresses;
+    for (const auto& t : targets) addresses.push_back(t.text);
+    summary.filter = detail::capture_filter(addresses, config.target_port);
 
     char err[PCAP_ERRBUF_SIZE] = {};
     pcap = ::pcap_create(iface.c_str(), err);
@@ -318,6 +365,28 @@ struct LiveCapture::Impl {
           "theirs; tell Wireshark not to validate them");
   }
 };
+
+namespace detail {
+
+std::vector<std::string> numeric_addresses(const ::addrinfo* list) {
+  std::vector<std::string> out;
+  for (const auto* ai = list; ai != nullptr; ai = ai->ai_next) {
+    if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6) continue;
+    auto text = numeric_text(ai->ai_addr, ai->ai_addrlen);
+    if (text.empty()) continue;
+    if (std::find(out.begin(), out.end(), text) == out.end()) out.push_back(std::move(text));
+  }
+  return out;
+}
+
+std::string capture_filter(const std::vector<std::string>& addresses, std::uint16_t port) {
+  std::string hosts;
+  for (const auto& a : addresses) hosts += (hosts.empty() ? "host " : " or host ") + a;
+  if (addresses.size() > 1) hosts = "(" + hosts + ")";
+  return "tcp and " + hosts + " and port " + std::to_string(port);
+}
+
+}  // namespace detail
 
 LiveCapture::LiveCapture(LiveConfig config) : impl_(std::make_unique<Impl>()) {
   impl_->config = std::move(config);

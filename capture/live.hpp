@@ -11,13 +11,17 @@
 #include <string>
 #include <vector>
 
+struct addrinfo;
+
 namespace crh::capture {
 
 struct LiveConfig {
   std::string file;         // the pcap file to write (written to FILE.partial, renamed when stopped)
   std::string target_host;  // the target's address or name, as in the base URL
   std::uint16_t target_port = 0;
-  std::string interface;  // empty: the interface the route to the target leaves by ("lo" for loopback)
+  // Empty: the interface the route to the target leaves by ("lo" for
+  // loopback); when the target's addresses leave by different ones, "any".
+  std::string interface;
   int buffer_bytes =
       32 * 1024 * 1024;  // kernel buffer (pcap_set_buffer_size); libpcap's 2 MiB default drops under load
   int snaplen = 262144;  // loopback segments exceed 65,535 bytes
@@ -36,7 +40,7 @@ struct LiveSummary {
   bool made = false;  // a capture ran and the file was written
   std::string file;
   std::string interface;
-  std::string filter;                   // the BPF filter applied
+  std::string filter;                   // the BPF filter applied: every address of the target
   std::string not_made;                 // why no capture was made (permission, no interface, ...), when !made
   std::vector<std::string> warnings;    // pcap_activate warnings, checksum notes, limit reached, drops
   std::uint64_t packets = 0;            // written to the file
@@ -77,5 +81,17 @@ class LiveCapture {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+namespace detail {
+
+// The numeric addresses of a getaddrinfo list, in its order, each once,
+// without an IPv6 scope: every endpoint the engine may connect to.
+std::vector<std::string> numeric_addresses(const ::addrinfo* list);
+
+// The capture filter for those addresses and the target's port:
+// "tcp and host A and port P", or "tcp and (host A or host B) and port P".
+std::string capture_filter(const std::vector<std::string>& addresses, std::uint16_t port);
+
+}  // namespace detail
 
 }  // namespace crh::capture

@@ -12,10 +12,14 @@ namespace crh::capture::detail {
 namespace {
 
 constexpr std::string_view kName = "apikey";
-constexpr std::size_t kPendingBytes = 1 << 20;  // out-of-order payload kept per flow to scan once the gap fills
-constexpr std::size_t kRanges = 512;            // value ranges kept per flow for later retransmissions
-constexpr std::size_t kFlows = 65536;
-constexpr std::size_t kEdgeMin = 4;  // shortest end of the key matched at a segment edge
+// Payload kept per flow ahead of a gap, to read once the gap fills; past it
+// the gap is taken as lost to the capture (a packet the kernel dropped is
+// never retransmitted) and reading goes on after it.
+constexpr std::size_t kPendingBytes = 64 * 1024;
+constexpr std::size_t kRanges = 512;   // value ranges kept per flow for later retransmissions
+constexpr std::size_t kHoles = 64;     // ranges given up per flow, kept to read a late copy of them alone
+constexpr std::size_t kFlows = 16384;  // connection directions tracked; one is dropped for a new one past it
+constexpr std::size_t kEdgeMin = 4;    // shortest end of the key matched at a segment edge
 
 std::uint16_t be16(const unsigned char* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
 std::uint32_t be32(const unsigned char* p) {
@@ -67,20 +71,24 @@ std::uint16_t tcp_checksum_fold(bool ipv6, const unsigned char* src, const unsig
   return static_cast<std::uint16_t>(sum);
 }
 
-struct PacketRedactor::Flow {
+namespace {
+
+// One reader of a direction's bytes in stream order: where the Apikey values
+// are, as offsets from the direction's first byte.
+struct Scanner {
   enum class State { line_start, name, ows, value, other };
-  bool started = false;
-  bool saw_syn = false;
-  std::uint32_t isn = 0;   // sequence number of the first payload byte
-  std::uint64_t next = 0;  // the next offset (from isn) the scanner has not read
   State state = State::line_start;
   std::size_t name_pos = 0;
+  std::uint64_t next = 0;                                      // the next offset not read
   std::uint64_t open_start = 0;                                // the value being read, when state == value
   std::deque<std::pair<std::uint64_t, std::uint64_t>> ranges;  // closed values [begin, end), ascending
-  std::map<std::uint64_t, std::string> pending;                // payload ahead of `next`, by offset
-  std::size_t pending_bytes = 0;
 
-  // Reads bytes in stream order from offset `at`; returns the values opened.
+  void close(std::uint64_t end) {
+    ranges.emplace_back(open_start, end);
+    if (ranges.size() > kRanges) ranges.pop_front();
+  }
+
+  // Reads [at, at + n), `at` being `next`; returns the values opened.
   unsigned scan(const unsigned char* data, std::size_t n, std::uint64_t at) {
     unsigned opened = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -116,8 +124,7 @@ struct PacketRedactor::Flow {
           break;
         case State::value:
           if (c == '\r' || c == '\n') {
-            ranges.emplace_back(open_start, pos);
-            if (ranges.size() > kRanges) ranges.pop_front();
+            close(pos);
             state = c == '\n' ? State::line_start : State::other;
           }
           break;
@@ -126,6 +133,7 @@ struct PacketRedactor::Flow {
           break;
       }
     }
+    next = at + n;
     return opened;
   }
 
@@ -139,8 +147,8 @@ struct PacketRedactor::Flow {
       ++touched;
       for (auto k = from; k < to; ++k) {
         auto& byte = data[k - at];
-        if (byte != kFill) {
-          byte = kFill;
+        if (byte != PacketRedactor::kFill) {
+          byte = PacketRedactor::kFill;
           edited = true;
         }
       }
@@ -154,21 +162,121 @@ struct PacketRedactor::Flow {
   }
 };
 
+// Bytes that may be part of a key token; the ends of the key matched at a
+// segment's edge below 4 bytes must stop at a byte that is not.
+bool token_byte(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '-' || c == '_' ||
+         c == '.' || c == '~' || c == '+';
+}
+
+// Whether [0, end) ends with "apikey:" and optional spaces or tabs.
+bool after_apikey_name(const unsigned char* data, std::size_t end) {
+  while (end > 0 && (data[end - 1] == ' ' || data[end - 1] == '\t')) --end;
+  if (end < kName.size() + 1 || data[end - 1] != ':') return false;
+  for (std::size_t i = 0; i < kName.size(); ++i)
+    if (lower(data[end - 1 - kName.size() + i]) != kName[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+struct PacketRedactor::Flow {
+  bool started = false;
+  bool saw_syn = false;
+  std::uint32_t isn = 0;  // sequence number of the first payload byte
+  Scanner in_order;       // from the first byte (or the end of the last hole), in order
+  // The bytes just before in_order.next are not known (the flow was joined
+  // mid-way or the hole before it was lost to the capture): the segment that
+  // starts there is read with its start treated as unknown.
+  bool unknown_start = false;
+  // Segments ahead of a gap, read in arrival order while each starts where
+  // the one before ended, so a value split between two of them is overwritten.
+  Scanner ahead;
+  bool ahead_live = false;
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> holes;  // ranges declared lost, ascending
+  std::map<std::uint64_t, std::string> pending;               // payload ahead of in_order.next, by offset
+  std::size_t pending_bytes = 0;
+
+  bool in_hole(std::uint64_t b, std::uint64_t e) const {
+    for (const auto& [hb, he] : holes)
+      if (hb < e && b < he) return true;
+    return false;
+  }
+};
+
 struct PacketRedactor::Impl {
   std::string key;
   std::uint16_t port = 0;
   std::unordered_map<std::string, Flow> flows;
+  std::size_t pending_total = 0;
+
+  // Reads the pending payload that the in-order reader has reached.
+  void drain(Flow& flow) {
+    auto& s = flow.in_order;
+    while (!flow.pending.empty() && flow.pending.begin()->first <= s.next) {
+      auto node = flow.pending.extract(flow.pending.begin());
+      flow.pending_bytes -= node.mapped().size();
+      pending_total -= node.mapped().size();
+      const auto end = node.key() + node.mapped().size();
+      if (end > s.next) {
+        const auto skip = static_cast<std::size_t>(s.next - node.key());
+        s.scan(reinterpret_cast<const unsigned char*>(node.mapped().data()) + skip, node.mapped().size() - skip,
+               s.next);
+        flow.unknown_start = false;
+      }
+    }
+    if (flow.ahead_live && flow.ahead.next <= s.next) flow.ahead_live = false;
+  }
+
+  // [in_order.next, to) will never be seen: reading goes on at `to` from an
+  // unknown state (taken as a line start, so a header there is found).
+  void skip_to(Flow& flow, std::uint64_t to) {
+    auto& s = flow.in_order;
+    if (to <= s.next) return;
+    if (s.state == Scanner::State::value) s.close(to);  // a retransmission of the hole is overwritten
+    flow.holes.emplace_back(s.next, to);
+    if (flow.holes.size() > kHoles) flow.holes.pop_front();
+    s.state = Scanner::State::line_start;
+    s.next = to;
+    flow.unknown_start = true;
+  }
+
+  // Every byte before `acked` reached the other side: the holes before it
+  // that the capture did not fill are lost to it, never retransmitted.
+  void give_up_before(Flow& flow, std::uint64_t acked) {
+    auto& s = flow.in_order;
+    drain(flow);
+    while (s.next < acked) {
+      std::uint64_t to = acked;
+      if (!flow.pending.empty()) to = std::min(to, flow.pending.begin()->first);
+      skip_to(flow, to);
+      drain(flow);
+    }
+  }
+
+  void give_up_all(Flow& flow) {
+    while (!flow.pending.empty()) {
+      const auto last = std::prev(flow.pending.end());
+      give_up_before(flow, last->first + last->second.size());
+    }
+  }
+
+  void erase(std::unordered_map<std::string, Flow>::iterator it) {
+    pending_total -= it->second.pending_bytes;
+    flows.erase(it);
+  }
 
   // The whole key anywhere, and its ends at the segment's edges (the rest
-  // of a key split across segments whose other half came in another order).
-  unsigned redact_raw(unsigned char* data, std::size_t n, bool& edited) const {
+  // of a key split across segments whose other half was read apart, or not
+  // at all). `start_unknown`: what came before the segment is not known.
+  unsigned redact_raw(unsigned char* data, std::size_t n, bool start_unknown, bool& edited) const {
     if (key.empty() || n == 0) return 0;
     unsigned found = 0;
     auto fill = [&](std::size_t from, std::size_t len) {
       bool changed = false;
       for (std::size_t k = from; k < from + len; ++k)
-        if (data[k] != kFill) {
-          data[k] = kFill;
+        if (data[k] != PacketRedactor::kFill) {
+          data[k] = PacketRedactor::kFill;
           changed = true;
         }
       if (changed) {
@@ -183,17 +291,28 @@ struct PacketRedactor::Impl {
       fill(static_cast<std::size_t>(hit - static_cast<const unsigned char*>(data)), key.size());
       p = hit + key.size();
     }
-    if (key.size() >= 2 * kEdgeMin) {
-      for (std::size_t len = std::min(n, key.size() - 1); len >= kEdgeMin; --len)
-        if (std::memcmp(data, k + key.size() - len, len) == 0) {
-          fill(0, len);
-          break;
-        }
-      for (std::size_t len = std::min(n, key.size() - 1); len >= kEdgeMin; --len)
-        if (std::memcmp(data + n - len, k, len) == 0) {
-          fill(n - len, len);
-          break;
-        }
+    const bool long_key = key.size() >= 2 * kEdgeMin;
+    // The start: an end of the key of 4 bytes or more (long keys); of any
+    // length when it stops at a byte outside a token (the line's CR, say)
+    // and the key is short or the segment's start is not known.
+    for (std::size_t len = std::min(n, key.size() - 1); len >= 1; --len) {
+      if (std::memcmp(data, k + key.size() - len, len) != 0) continue;
+      const bool bounded = len == n || !token_byte(data[len]);
+      if ((long_key && len >= kEdgeMin) || ((start_unknown || !long_key) && bounded)) {
+        fill(0, len);
+        break;
+      }
+    }
+    // The end: a start of the key of 4 bytes or more (long keys); of any
+    // length after "apikey:" or, for a short key, after a byte outside a token.
+    for (std::size_t len = std::min(n, key.size() - 1); len >= 1; --len) {
+      if (std::memcmp(data + n - len, k, len) != 0) continue;
+      const std::size_t at = n - len;
+      const bool bounded = at == 0 ? start_unknown : !token_byte(data[at - 1]);
+      if ((long_key && len >= kEdgeMin) || after_apikey_name(data, at) || (!long_key && bounded)) {
+        fill(at, len);
+        break;
+      }
     }
     return found;
   }
@@ -205,10 +324,22 @@ PacketRedactor::PacketRedactor(std::string key, std::uint16_t server_port) : imp
 }
 PacketRedactor::~PacketRedactor() = default;
 
+std::size_t PacketRedactor::tracked_flows() const { return impl_->flows.size(); }
+std::size_t PacketRedactor::pending_bytes() const { return impl_->pending_total; }
+
 RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> packet) {
   RedactionResult result;
+  bool edited = false;
+  // Not readable as a TCP segment: the key is overwritten wherever it is in
+  // the bytes from `from` on.
+  auto raw_only = [&](std::size_t from) {
+    if (from < packet.size()) result.raw = impl_->redact_raw(packet.data() + from, packet.size() - from, true, edited);
+    result.edited = edited;
+    return result;
+  };
   const long off = ip_offset(link_type, packet);
-  if (off < 0 || packet.size() < static_cast<std::size_t>(off) + 20) return result;
+  if (off < 0) return raw_only(0);
+  if (packet.size() < static_cast<std::size_t>(off) + 20) return raw_only(static_cast<std::size_t>(off));
   unsigned char* ip = packet.data() + off;
   const std::size_t avail = packet.size() - static_cast<std::size_t>(off);
   const int version = ip[0] >> 4;
@@ -216,31 +347,51 @@ RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> p
   std::size_t tcp_len = 0;
   if (version == 4) {
     const std::size_t ihl = (ip[0] & 0x0F) * 4u;
-    if (ihl < 20 || avail < ihl + 20 || ip[9] != 6) return result;
-    if ((be16(ip + 6) & 0x3FFF) != 0) return result;  // a fragment: no TCP header of its own to trust
+    const std::size_t after = static_cast<std::size_t>(off) + std::max<std::size_t>(ihl, 20);
+    if (ihl < 20 || avail < ihl + 20 || ip[9] != 6) return raw_only(after);
+    if ((be16(ip + 6) & 0x3FFF) != 0) return raw_only(after);  // a fragment: no TCP header of its own to trust
     const std::size_t total = be16(ip + 2);
-    if (total < ihl + 20) return result;
+    if (total < ihl + 20) return raw_only(after);
     tcp = ip + ihl;
     tcp_len = total - ihl;
     src = ip + 12;
     dst = ip + 16;
   } else if (version == 6) {
-    if (avail < 60 || ip[6] != 6) return result;  // extension headers are not followed
-    tcp = ip + 40;
-    tcp_len = be16(ip + 4);
+    if (avail < 40) return raw_only(static_cast<std::size_t>(off));
+    // Hop-by-hop, routing and destination options are stepped over; a
+    // fragment header that starts a fragment, or anything else, is not TCP.
+    std::size_t pos = 40;
+    unsigned next_header = ip[6];
+    const std::size_t payload_len = be16(ip + 4);
+    for (int i = 0; i < 8 && next_header != 6; ++i) {
+      if (avail < pos + 8) break;
+      if (next_header == 0 || next_header == 43 || next_header == 60) {
+        next_header = ip[pos];
+        pos += (ip[pos + 1] + 1u) * 8;
+      } else if (next_header == 44 && (be16(ip + pos + 2) & 0xFFF9) == 0) {
+        next_header = ip[pos];  // an atomic fragment: the whole packet
+        pos += 8;
+      } else {
+        break;
+      }
+    }
+    if (next_header != 6 || avail < pos + 20 || payload_len + 40 < pos + 20)
+      return raw_only(static_cast<std::size_t>(off) + std::min(pos, avail));
+    tcp = ip + pos;
+    tcp_len = payload_len + 40 - pos;
     src = ip + 8;
     dst = ip + 24;
   } else {
-    return result;
+    return raw_only(static_cast<std::size_t>(off));
   }
   const std::size_t captured = std::min(tcp_len, avail - static_cast<std::size_t>(tcp - ip));
-  if (captured < 20) return result;
   const std::size_t doff = (tcp[12] >> 4) * 4u;
-  if (doff < 20 || doff > captured) return result;
+  if (captured < 20 || doff < 20 || doff > captured) return raw_only(static_cast<std::size_t>(tcp - packet.data()));
   unsigned char* payload = tcp + doff;
   const std::size_t n = captured - doff;
-  const std::uint16_t dport = be16(tcp + 2);
-  const bool syn = tcp[13] & 0x02;
+  const std::uint16_t sport = be16(tcp), dport = be16(tcp + 2);
+  const std::uint8_t flags = tcp[13];
+  const bool syn = flags & 0x02, fin = flags & 0x01, rst = flags & 0x04, ack = flags & 0x10;
   const std::uint32_t seq = be32(tcp + 4) + (syn ? 1 : 0);
 
   // Whether the checksum is right before the edit: only then is it made right again.
@@ -248,62 +399,103 @@ RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> p
   const bool valid_before =
       whole && tcp_checksum_fold(version == 6, src, dst, std::span<const unsigned char>(tcp, tcp_len)) == 0xFFFF;
 
-  bool edited = false;
-  if (dport == impl_->port && (n > 0 || syn)) {
-    const std::size_t alen = version == 6 ? 16 : 4;
-    std::string id(reinterpret_cast<const char*>(src), alen);
-    id.append(reinterpret_cast<const char*>(dst), alen);
-    id.append(reinterpret_cast<const char*>(tcp), 4);
-    if (impl_->flows.size() >= kFlows && !impl_->flows.contains(id)) impl_->flows.clear();
-    Flow& flow = impl_->flows[id];
-    if (syn && flow.started && (!flow.saw_syn || flow.isn != seq)) flow = Flow{};  // the 4-tuple is reused
-    if (!flow.started) {
-      flow.started = true;
-      flow.saw_syn = syn;
-      flow.isn = seq;
+  const std::size_t alen = version == 6 ? 16 : 4;
+  auto flow_id = [&](const unsigned char* client, const unsigned char* server, const unsigned char* cport,
+                     const unsigned char* sport_bytes) {
+    std::string id(reinterpret_cast<const char*>(client), alen);
+    id.append(reinterpret_cast<const char*>(server), alen);
+    id.append(reinterpret_cast<const char*>(cport), 2);
+    id.append(reinterpret_cast<const char*>(sport_bytes), 2);
+    return id;
+  };
+  auto& flows = impl_->flows;
+  bool start_unknown = false;
+  if (dport == impl_->port && (n > 0 || syn || fin || rst)) {
+    const std::string id = flow_id(src, dst, tcp, tcp + 2);
+    auto it = flows.find(id);
+    if (it == flows.end()) {
+      if (n == 0 && !syn) return result;  // FIN or RST of a flow not tracked
+      if (flows.size() >= kFlows) impl_->erase(flows.begin());
+      it = flows.try_emplace(id).first;
     }
-    const std::uint64_t at = static_cast<std::uint32_t>(seq - flow.isn);
-    if (at >= (1ull << 31)) {
+    Flow* flow = &it->second;
+    if (syn && flow->started && (!flow->saw_syn || flow->isn != seq)) {  // the 4-tuple is reused
+      impl_->pending_total -= flow->pending_bytes;
+      *flow = Flow{};
+    }
+    if (!flow->started) {
+      flow->started = true;
+      flow->saw_syn = syn;
+      flow->isn = seq;
+      flow->unknown_start = !syn;  // joined mid-way
+    }
+    auto& s = flow->in_order;
+    const std::uint64_t at = static_cast<std::uint32_t>(seq - flow->isn);
+    if (n == 0) {
+      // A SYN, FIN or RST without data: nothing to read.
+    } else if (at >= (1ull << 31)) {
       // Before the first byte seen (the flow was joined mid-way): read it alone.
-      Flow scratch;
+      Scanner scratch;
       result.values += scratch.scan(payload, n, 0);
-      scratch.next = n;
       scratch.overwrite(payload, n, 0, edited);
-    } else if (at <= flow.next) {
-      if (at + n > flow.next) {
-        const std::size_t skip = static_cast<std::size_t>(flow.next - at);
-        result.values += flow.scan(payload + skip, n - skip, flow.next);
-        flow.next = at + n;
+      start_unknown = true;
+    } else if (at <= s.next) {
+      if (at + n > s.next) {
+        start_unknown = at == s.next && flow->unknown_start;
+        const auto skip = static_cast<std::size_t>(s.next - at);
+        result.values += s.scan(payload + skip, n - skip, s.next);
+        flow->unknown_start = false;
         // Payload that came ahead of the gap is read now, in order, so a
         // later retransmission of it is overwritten.
-        while (!flow.pending.empty() && flow.pending.begin()->first <= flow.next) {
-          auto node = flow.pending.extract(flow.pending.begin());
-          flow.pending_bytes -= node.mapped().size();
-          const auto end = node.key() + node.mapped().size();
-          if (end > flow.next) {
-            const auto s = static_cast<std::size_t>(flow.next - node.key());
-            flow.scan(reinterpret_cast<const unsigned char*>(node.mapped().data()) + s, node.mapped().size() - s,
-                      flow.next);
-            flow.next = end;
-          }
-        }
+        impl_->drain(*flow);
+      } else if (flow->in_hole(at, at + n)) {
+        // Late bytes of a hole already given up: read alone.
+        Scanner scratch;
+        result.values += scratch.scan(payload, n, 0);
+        scratch.overwrite(payload, n, 0, edited);
+        start_unknown = true;
       }
-      flow.overwrite(payload, n, at, edited);
+      s.overwrite(payload, n, at, edited);
     } else {
-      // Ahead of a gap: read alone now (a whole header in it is found), kept
-      // to be read in order once the gap fills.
-      Flow scratch;
-      result.values += scratch.scan(payload, n, 0);
-      scratch.next = n;
-      flow.overwrite(payload, n, at, edited);
-      scratch.overwrite(payload, n, 0, edited);
-      if (flow.pending_bytes + n <= kPendingBytes && !flow.pending.contains(at)) {
-        flow.pending.emplace(at, std::string(reinterpret_cast<const char*>(payload), n));
-        flow.pending_bytes += n;
+      // Ahead of a gap: read now, after the segment it continues if it
+      // continues one, else from an unknown start taken as a line start; kept
+      // to be read in order once the gap fills (or is given up).
+      const bool continues = flow->ahead_live && flow->ahead.next == at;
+      if (!continues) {
+        flow->ahead = Scanner{};
+        flow->ahead.next = at;
+        flow->ahead_live = true;
+        start_unknown = true;
+      }
+      result.values += flow->ahead.scan(payload, n, at);
+      s.overwrite(payload, n, at, edited);
+      flow->ahead.overwrite(payload, n, at, edited);
+      if (!flow->pending.contains(at)) {
+        flow->pending.emplace(at, std::string(reinterpret_cast<const char*>(payload), n));
+        flow->pending_bytes += n;
+        impl_->pending_total += n;
+      }
+      if (flow->pending_bytes > kPendingBytes) impl_->give_up_all(*flow);
+    }
+    if (fin || rst) {
+      impl_->erase(it);
+    }
+  } else if (sport == impl_->port && (ack || rst)) {
+    // The server's side: its acknowledgement of bytes past a hole the capture
+    // did not fill means the capture lost them (TCP did not); a reset ends
+    // the connection.
+    const auto it = flows.find(flow_id(dst, src, tcp + 2, tcp));
+    if (it != flows.end()) {
+      if (rst) {
+        impl_->erase(it);
+      } else if (it->second.started) {
+        Flow& flow = it->second;
+        const std::uint64_t acked = static_cast<std::uint32_t>(be32(tcp + 8) - flow.isn);
+        if (acked < (1ull << 31) && acked > flow.in_order.next) impl_->give_up_before(flow, acked);
       }
     }
   }
-  result.raw = impl_->redact_raw(payload, n, edited);
+  result.raw = impl_->redact_raw(payload, n, start_unknown, edited);
   result.edited = edited;
   if (edited) {
     if (valid_before) {

@@ -34,8 +34,16 @@ class PacketRedactor {
   PacketRedactor& operator=(const PacketRedactor&) = delete;
 
   // `link_type` as pcap_datalink gives it (EN10MB, LINUX_SLL, LINUX_SLL2,
-  // NULL, LOOP, RAW); anything else, or a packet that is not TCP, is left alone.
+  // NULL, LOOP, RAW). A packet that cannot be read as a TCP segment (an IP
+  // fragment, an unknown link type or protocol, a truncated header) still
+  // has the key overwritten wherever it is in the bytes after the IP header
+  // (the whole packet when the link type is unknown).
   RedactionResult redact(int link_type, std::span<unsigned char> packet);
+
+  // For tests: connection directions tracked now (erased on FIN or RST,
+  // bounded), and payload bytes held ahead of a gap, over all of them.
+  std::size_t tracked_flows() const;
+  std::size_t pending_bytes() const;
 
   static constexpr char kFill = 'x';
 

@@ -7,13 +7,16 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "capture/packet_redaction.hpp"
 #include "contracts/rules.hpp"
 #include "contracts/shapes.hpp"
 #include "core/api.hpp"
+#include "core/http1.hpp"
 #include "core/redact.hpp"
 #include "core/result_envelope.hpp"
 #include "core/result_keys.hpp"
@@ -26,7 +29,7 @@ namespace k = core::keys;
 
 namespace {
 
-constexpr std::size_t kMaxKeys = 64;            // distinct Apikey values remembered (for redaction, accepted keys)
+constexpr std::size_t kMaxKeys = 10'000;        // distinct keys remembered for redaction (header and apikey parameters)
 constexpr std::size_t kEpochsBeforeFlush = 64;  // tags kept per alias before the oldest epochs are judged
 constexpr std::size_t kEpochsKept = 16;          // the newest epochs wait for exchanges that end later
 constexpr std::size_t kWritesPerKey = 256;      // database writes kept per key
@@ -67,20 +70,90 @@ const CheckSpec& spec(std::size_t i) {
   return specs[i];
 }
 
-bool has_header(const std::vector<core::Header>& headers, std::string_view name, const std::string** value) {
-  for (const auto& h : headers)
-    if (h.name.size() == name.size() &&
-        std::equal(h.name.begin(), h.name.end(), name.begin(),
-                   [](char a, char b) { return std::tolower((unsigned char)a) == std::tolower((unsigned char)b); })) {
-      if (value) *value = &h.value;
-      return true;
-    }
+// A request header's value (the first of that name, case-insensitive), as
+// core::HttpResponse::header gives a response's.
+const std::string* request_header(const core::HttpRequest& r, std::string_view name) {
+  for (const auto& h : r.headers)
+    if (core::http1::iequals(h.name, name)) return &h.value;
+  return nullptr;
+}
+
+bool is_apikey_name(std::string_view name) { return core::http1::iequals(name, "apikey"); }
+
+bool mentions_apikey(std::string_view text) {
+  static constexpr std::string_view kName = "apikey";
+  if (text.size() < kName.size()) return false;
+  for (std::size_t i = 0; i + kName.size() <= text.size(); ++i)
+    if (core::http1::iequals(text.substr(i, kName.size()), kName)) return true;
   return false;
 }
 
-std::string header_of(const core::HttpResponse& r, std::string_view name) {
-  const std::string* v = nullptr;
-  return has_header(r.headers, name, &v) ? *v : std::string();
+// The values of the parameters named apikey (any case) in a query string or
+// a form body, percent-decoded ('+' a space).
+void apikey_pairs(std::string_view pairs, std::vector<std::string>& out) {
+  while (!pairs.empty()) {
+    const auto amp = pairs.find('&');
+    const std::string_view pair = pairs.substr(0, amp);
+    pairs = amp == std::string_view::npos ? std::string_view{} : pairs.substr(amp + 1);
+    const auto eq = pair.find('=');
+    if (eq == std::string_view::npos) continue;
+    const auto name = api::percent_decode(pair.substr(0, eq), true);
+    if (!name || !is_apikey_name(*name)) continue;
+    if (auto v = api::percent_decode(pair.substr(eq + 1), true); v && !v->empty()) out.push_back(*v);
+    out.emplace_back(pair.substr(eq + 1));  // as sent, too
+  }
+}
+
+// Every apikey a request carries outside its header: query, form or JSON body.
+std::vector<std::string> apikey_parameters(const core::HttpRequest& r) {
+  std::vector<std::string> out;
+  if (const auto q = r.target.find('?'); q != std::string::npos && mentions_apikey(r.target))
+    apikey_pairs(std::string_view(r.target).substr(q + 1), out);
+  if (!r.body.empty() && mentions_apikey(r.body)) {
+    boost::system::error_code ec;
+    auto body = json::parse(r.body, ec);
+    if (!ec && body.is_object()) {
+      for (const auto& [name, v] : body.get_object())
+        if (is_apikey_name(name) && v.is_string()) out.emplace_back(v.get_string());
+    } else {
+      apikey_pairs(r.body, out);
+    }
+  }
+  std::erase_if(out, [](const std::string& v) { return v.empty(); });
+  return out;
+}
+
+// The target with the value of every query parameter named apikey replaced,
+// whatever key it holds: a target is never printed with one.
+std::string mask_target(const std::string& target) {
+  const auto q = target.find('?');
+  if (q == std::string::npos || !mentions_apikey(std::string_view(target).substr(q))) return target;
+  std::string out = target.substr(0, q + 1);
+  std::string_view pairs = std::string_view(target).substr(q + 1);
+  bool first = true;
+  while (true) {
+    const auto amp = pairs.find('&');
+    const std::string_view pair = pairs.substr(0, amp);
+    if (!first) out += '&';
+    first = false;
+    const auto eq = pair.find('=');
+    const auto name = api::percent_decode(pair.substr(0, eq), true);
+    if (eq != std::string_view::npos && name && is_apikey_name(*name)) {
+      out.append(pair.substr(0, eq + 1));
+      out.append(core::kKeyPlaceholder);
+    } else {
+      out.append(pair);
+    }
+    if (amp == std::string_view::npos) break;
+    pairs = pairs.substr(amp + 1);
+  }
+  return out;
+}
+
+// A value crh's own capture wrote over the key (capture/packet_redaction:
+// the key's bytes overwritten with 'x'): any key of that length looks alike.
+bool redacted_value(std::string_view v) {
+  return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c == detail::PacketRedactor::kFill; });
 }
 
 // One exchange's place in the capture, before its evidence text is known.
@@ -93,7 +166,7 @@ WireEvidence place(const WireExchange& e) {
   w.stream = e.stream;
   w.request_ns = e.request_first.ns;
   w.method = e.request.method;
-  w.target = e.request.target;  // redacted when kept
+  w.target = mask_target(e.request.target);  // the keys learned are redacted too, at the end
   w.status = e.response ? e.response->status : 0;
   return w;
 }
@@ -118,6 +191,7 @@ struct Write {
   std::uint32_t sequence;
   std::optional<std::string> value;  // nothing: the value is unknown
   WireEvidence where;
+  bool place_known = true;  // false: a loss may have hidden requests of the stream before it
 };
 
 struct PendingRead {
@@ -127,6 +201,7 @@ struct PendingRead {
   std::int64_t invoke, complete;
   std::optional<std::string> got;  // the value the GET returned; nothing: no value in it
   WireEvidence where;
+  bool place_known = true;
 };
 
 struct PendingShape {
@@ -147,8 +222,12 @@ struct ContractJudge::Impl {
 
   // Keys: every distinct Apikey value (hidden from every text shown), and
   // those that some request had answered 200 with (the accepted ones).
-  std::unordered_map<std::size_t, core::Redactor> redactors;
+  std::unordered_set<std::string> keys;  // every key learned (header values and apikey parameters)
+  std::vector<core::Redactor> redactors;  // one per key of `keys`
+  std::vector<bool> short_keys;           // per redactor: core::key_is_short
+  bool keys_overflow = false;             // more than kMaxKeys: later ones are not redacted by value
   std::unordered_set<std::size_t> accepted_keys;
+  std::uint64_t ambiguous_refusals = 0;   // refused calls that may have been a wrong key's refusal
 
   std::unordered_map<std::string, json::object> agent_shapes;  // the first 200 GET of each agent
   std::vector<PendingShape> pending_shapes;
@@ -170,6 +249,8 @@ struct ContractJudge::Impl {
       base_known = true;
       base_path = *config.base_path;
     }
+    // The key the user holds, wherever a target echoed it.
+    if (const char* key = std::getenv("CRH_API_KEY"); key && *key) learn_key(key);
     for (std::size_t i = 0; i < kChecks; ++i) {
       JudgedCheck j;
       j.id = spec(i).id;
@@ -179,10 +260,37 @@ struct ContractJudge::Impl {
     }
   }
 
+  void learn_key(const std::string& key) {
+    if (key.empty() || redacted_value(key) || keys.count(key)) return;
+    if (keys.size() >= kMaxKeys) {
+      keys_overflow = true;
+      return;
+    }
+    keys.insert(key);
+    redactors.emplace_back(key);
+    short_keys.push_back(core::key_is_short(key));
+  }
+
+  // Text from the capture (a body, a value, a target), fit to show: every
+  // key learned so far replaced. Always before an excerpt is cut.
   std::string redact(std::string_view text) const {
     std::string out(text);
-    for (const auto& [h, r] : redactors) out = r.redact(out);
+    for (const auto& r : redactors) out = r.redact(out);
     return out;
+  }
+  // Text the check composed, which may quote the capture: redacted with the
+  // keys that match only themselves (a short key would mangle its words; the
+  // quotes were redacted with every key known when they were cut).
+  std::string redact_composed(std::string_view text) const {
+    std::string out(text);
+    for (std::size_t i = 0; i < redactors.size(); ++i)
+      if (!short_keys[i]) out = redactors[i].redact(out);
+    return out;
+  }
+  // The start of a body, redacted before it is cut (a key across the cut
+  // leaves no prefix behind).
+  std::string shown(std::string_view body, std::size_t max = 120) const {
+    return contracts::excerpt(redact(body), max);
   }
 
   void evidence(std::size_t check, WireEvidence w, std::string what, bool must = true) {
@@ -230,35 +338,36 @@ struct ContractJudge::Impl {
   }
 
   void add(WireExchange&& e) {
-    const std::string* key = nullptr;
-    const bool keyed = has_header(e.request.headers, "Apikey", &key);
-    std::size_t key_hash = 0;
-    if (keyed) {
-      key_hash = std::hash<std::string>{}(*key) | 1;
-      if (!redactors.count(key_hash) && redactors.size() < kMaxKeys && !key->empty())
-        redactors.emplace(key_hash, core::Redactor(*key));
-    } else {
-      ++report.requests_without_key;
-    }
+    // Keys are learned from all traffic (to hide them), wherever a request carried one.
+    const std::string* key = request_header(e.request, "Apikey");
+    const bool keyed = key != nullptr;
+    if (keyed) learn_key(*key);
+    for (const auto& k : apikey_parameters(e.request)) learn_key(k);
     const auto op = recognize(e);
-    if (op) ++report.api_exchanges;
-    else ++report.other_exchanges;
+    if (!op) {  // not an operation of the API (a health check, a wrong base path or call hook): counted, not judged
+      ++report.other_exchanges;
+      return;
+    }
+    ++report.api_exchanges;
+    std::size_t key_hash = 0;
+    if (keyed) key_hash = std::hash<std::string>{}(*key) | 1;
+    else ++report.requests_without_key;
     const bool whole = e.complete && e.response.has_value();
     if (!e.complete) ++report.not_judged_incomplete;
 
     // The binding rules take unknown outcomes too, as indeterminate operations.
-    if (op && (op->op == api::Operation::call || op->op == api::Operation::untag || op->op == api::Operation::tag))
-      binding_event(e, *op, key_hash, whole);
-    if (op && op->op == api::Operation::db_set) database_write(e, *op, whole);
+    if (op->op == api::Operation::call || op->op == api::Operation::untag || op->op == api::Operation::tag)
+      binding_event(e, *op, keyed ? key : nullptr, key_hash, whole);
+    if (op->op == api::Operation::db_set) database_write(e, *op, whole);
     if (!whole) {
       for (auto i : {kNo5xx, kJson, kErrorShape, kSuccess200}) ++checks[i].indeterminate;
       if (!keyed) ++checks[kMissingKey].indeterminate;
       return;
     }
     const auto& r = *e.response;
-    if (r.status == 200 && keyed) accepted_keys.insert(key_hash);
-    if (e.head || r.status == 204 || r.status == 304) return;  // no body to judge
+    if (r.status >= 200 && r.status < 300 && keyed) accepted_keys.insert(key_hash);
 
+    // The status checks hold for every answer, bodiless ones (HEAD, 204, 304) too.
     // R5/A2: judge the answer, not the presence (crh's own runs send requests without a key on purpose).
     if (!keyed) {
       ++checks[kMissingKey].judged;
@@ -272,27 +381,33 @@ struct ContractJudge::Impl {
     ++checks[kSuccess200].judged;
     if (r.status > 200 && r.status < 300)
       evidence(kSuccess200, place(e), "expected HTTP 200 for a success, got HTTP " + std::to_string(r.status));
+    if (e.head || r.status == 204 || r.status == 304) return;  // no body to judge
 
-    const std::string content_type = header_of(r, "Content-Type");
+    const std::string content_type = r.header("Content-Type");
     const bool refusal = contracts::protocol_level_refusal(e.request.target, r.status, content_type, r.body);
-    std::optional<json::value> body;
     std::string why;
-    body = contracts::parse_json(r.body, why);
+    const std::optional<json::value> body = contracts::parse_json(r.body, why);
     if (!refusal) {
       ++checks[kJson].judged;
-      if (!body)
-        evidence(kJson, place(e),
-                 "expected a JSON body, got " + why + " (body: " + redact(contracts::excerpt(r.body)) + ")");
+      if (!body) {
+        // The reason quotes the body: taken from the redacted body.
+        std::string shown_why;
+        if (contracts::parse_json(redact(r.body), shown_why)) shown_why = "a body that is not JSON: " + shown(r.body);
+        evidence(kJson, place(e), "expected a JSON body, got " + shown_why);
+      }
     }
     if (r.status != 200 && r.status < 500) {
       ++checks[kErrorShape].judged;
       auto findings = contracts::error_shape_findings(r.status, content_type, r.body);
+      // Their texts quote the body: found again on the redacted body.
+      if (!findings.empty() && !redactors.empty())
+        findings = contracts::error_shape_findings(r.status, content_type, redact(r.body));
       if (refusal) findings = contracts::judged_apart(std::move(findings));
       for (const auto& f : findings)
-        evidence(kErrorShape, place(e), std::string(f.rule) + ": " + redact(f.text),
+        evidence(kErrorShape, place(e), std::string(f.rule) + ": " + f.text,
                  f.severity == contracts::Severity::must);
     }
-    if (!op || !body) return;
+    if (!body) return;
     switch (op->op) {
       case api::Operation::get_agent:
         if (r.status == 200 && body->is_object() && agent_shapes.size() < config.max_agents)
@@ -315,7 +430,7 @@ struct ContractJudge::Impl {
           auto it = last_post_on_stream.find({e.stream, op->id});
           if (it != last_post_on_stream.end() && it->second.sequence < e.sequence)
             pending_reads.push_back({op->id, e.stream, e.sequence, invoke_of(e), complete_of(e),
-                                     api::database_value(names, *body), place(e)});
+                                     api::database_value(names, *body), place(e), e.place_known});
         }
         break;
       case api::Operation::tag:
@@ -323,8 +438,7 @@ struct ContractJudge::Impl {
           ++checks[kTagAnswer].judged;
           if (!api::tagged_alias_id(names, *body))
             evidence(kTagAnswer, place(e),
-                     "expected an alias object with an id under the profile's id fields, got " +
-                         redact(contracts::excerpt(r.body)),
+                     "expected an alias object with an id under the profile's id fields, got " + shown(r.body),
                      false);
         }
         break;
@@ -337,7 +451,7 @@ struct ContractJudge::Impl {
   void database_write(const WireExchange& e, const api::Recognized& op, bool whole) {
     // A refused write (a complete 4xx) changed nothing; anything else may have.
     if (whole && e.response->status != 200 && e.response->status < 500) return;
-    Write w{invoke_of(e), complete_of(e), e.stream, e.sequence, std::nullopt, place(e)};
+    Write w{invoke_of(e), complete_of(e), e.stream, e.sequence, std::nullopt, place(e), e.place_known};
     if (whole && e.response->status == 200) w.value = api::request_parameter(e.request, "value");
     auto it = writes.find(op.id);
     if (it == writes.end()) {
@@ -365,6 +479,10 @@ struct ContractJudge::Impl {
         if (!(w.stream == post->stream && w.sequence == post->sequence) && w.invoke < p.complete &&
             w.complete > post->invoke)
           other = true;
+      // `sequence` orders a stream's exchanges, but after a loss that hid an
+      // unknown number of requests (place_known false) a hidden write may lie
+      // between the POST and the GET: the order alone proves nothing then.
+      if (!p.place_known || !post->place_known) other = true;
       if (other || !post->value) {
         ++c.indeterminate;
         continue;
@@ -379,8 +497,8 @@ struct ContractJudge::Impl {
         evidence(kDatabase, p.where,
                  "expected the value written by the POST at frames " + std::to_string(post->where.request_first) + "–" +
                      std::to_string(post->where.response_last) + " (" + std::to_string(post->value->size()) +
-                     " bytes: \"" + redact(contracts::excerpt(*post->value, 60)) + "\"), got " +
-                     (p.got ? "\"" + redact(contracts::excerpt(*p.got, 60)) + "\"" : std::string("no value")));
+                     " bytes: \"" + shown(*post->value, 60) + "\"), got " +
+                     (p.got ? "\"" + shown(*p.got, 60) + "\"" : std::string("no value")));
     }
     pending_reads.clear();
   }
@@ -426,12 +544,12 @@ struct ContractJudge::Impl {
            alias;
   }
 
-  void binding_event(const WireExchange& e, const api::Recognized& op, std::size_t key_hash, bool whole) {
-    if (key_hash == 0) return;  // no key: never a binding operation
+  void binding_event(const WireExchange& e, const api::Recognized& op, const std::string* key, std::size_t key_hash,
+                     bool whole) {
+    if (!key) return;  // no key: never a binding operation
     Event ev;
     ev.key_hash = key_hash;
-    ev.where = place(e);
-    ev.where.target = redact(ev.where.target);
+    ev.where = place(e);  // its target is redacted with every key learned when it becomes evidence (finish)
     auto& o = ev.op;
     // The checker's times count from the first exchange the judge saw (its
     // sentences show them in µs): about the capture's start.
@@ -439,9 +557,10 @@ struct ContractJudge::Impl {
     o.invoke_ns = invoke_of(e) - *time_zero;
     o.complete_ns = complete_of(e) - (e.response && e.complete ? *time_zero : 0);
     o.status = whole ? e.response->status : 0;
-    o.outcome = !whole || o.status >= 500 ? loadgen::Outcome::indeterminate
-                : o.status == 200         ? loadgen::Outcome::ok
-                                          : loadgen::Outcome::fail;
+    // A 2xx other than 200 breaks C2 (judged there) but is a success all the same.
+    o.outcome = !whole || o.status >= 500            ? loadgen::Outcome::indeterminate
+                : o.status >= 200 && o.status < 300 ? loadgen::Outcome::ok
+                                                     : loadgen::Outcome::fail;
     if (!whole) o.error = e.incomplete.empty() ? "no answer in the capture" : e.incomplete;
     std::string alias = op.id;
     const auto& statuses = config.profile.statuses;
@@ -476,6 +595,15 @@ struct ContractJudge::Impl {
         o.kind = loadgen::OpKind::call;
         o.caller = api::request_parameter(e.request, config.profile.dialect.call_hook.parameter).value_or("");
         if (o.caller.empty()) return;
+        // A capture whose keys were overwritten (crh --capture) shows a wrong
+        // key of the key's length as the right one: a refusal that is also an
+        // auth status may then have been the key's, so it proves nothing.
+        if (o.outcome == loadgen::Outcome::fail && redacted_value(*key) &&
+            std::find(statuses.auth.begin(), statuses.auth.end(), o.status) != statuses.auth.end()) {
+          o.outcome = loadgen::Outcome::indeterminate;
+          o.error = "refused with an auth status, and the capture's keys are redacted";
+          ++ambiguous_refusals;
+        }
         break;
       default: return;
     }
@@ -582,6 +710,15 @@ struct ContractJudge::Impl {
                              " tag epochs had no untag in the capture, which may miss data (gaps, or judged before its "
                              "end): each was taken to end at its alias's next tag, so a tag of an alias still tagged "
                              "is not proved there");
+    if (ambiguous_refusals)
+      report.notes.push_back(std::to_string(ambiguous_refusals) +
+                             " refused calls were taken as indeterminate for the binding rules: their status is also an "
+                             "auth status of the profile, and the capture's Apikey values are redacted (all 'x', as "
+                             "crh --capture writes them), so a wrong key cannot be told from the right one");
+    if (keys_overflow)
+      report.notes.push_back("more than " + std::to_string(kMaxKeys) +
+                             " distinct keys in the capture: the later ones are not redacted by value in bodies (an "
+                             "apikey query parameter is always masked)");
     if (late_events)
       report.notes.push_back(std::to_string(late_events) +
                              " calls, tags or untags reached the check after their alias's epoch was judged; not judged");
@@ -592,7 +729,11 @@ struct ContractJudge::Impl {
     for (std::size_t i = 0; i < kChecks; ++i) {
       auto& c = checks[i];
       trim(c);
-      for (auto& w : c.evidence) w.target = redact(w.target);
+      // Keys learned after a piece of evidence was written are hidden too.
+      for (auto& w : c.evidence) {
+        w.target = redact(w.target);
+        w.what = redact_composed(w.what);
+      }
       std::string counts = std::to_string(c.judged) + " judged";
       if (c.indeterminate) counts += ", " + std::to_string(c.indeterminate) + " not provable (no answer, a gap, or another write between)";
       if (c.violations) {
@@ -615,6 +756,10 @@ struct ContractJudge::Impl {
       warned += c.outcome == "warn";
       judged_any += c.judged > 0;
     }
+    if (report.other_exchanges)
+      report.notes.push_back(std::to_string(report.other_exchanges) +
+                             " exchanges were not operations of the API (another path, base path or method): counted, "
+                             "not judged");
     if (report.requests_without_key)
       report.notes.push_back(std::to_string(report.requests_without_key) +
                              " requests carried no Apikey header (their answers are judged, not their presence)");
@@ -630,12 +775,14 @@ struct ContractJudge::Impl {
       report.status = "failed";
       report.exit_code = 1;
       report.reason = std::to_string(warned) + " checks found SHOULD findings (--strict)";
-    } else if (!judged_any) {
+    } else if (!judged_any || report.api_exchanges == 0) {
       // A capture that proved nothing never passes a CI gate (as crh contract's UNTESTED):
       // a wrong file, port or filter must not go green.
       report.status = "untested";
       report.exit_code = 3;
-      report.reason = "the capture holds no exchange of the API that could be judged";
+      report.reason = "the capture holds no exchange of the API that could be judged (" +
+                      std::to_string(report.api_exchanges) + " of the API, " + std::to_string(report.other_exchanges) +
+                      " other exchanges, not judged: check --base-path and the profile's call hook)";
     } else {
       report.status = "passed";
       report.exit_code = 0;
@@ -664,7 +811,11 @@ CheckReport ContractJudge::finish(const ReadSummary& capture) { return impl_->fi
 
 CheckReport check_capture(const std::string& path, const CheckConfig& config) {
   ContractJudge judge(config);
-  const auto summary = read_capture(path, [&](WireExchange&& e) { judge.add(std::move(e)); });
+  // Exchanges whose place on their stream a loss hid are judged too: the
+  // judge needs only their order on the stream (`sequence`), never the place.
+  ReadLimits limits;
+  limits.keep_unplaced = true;
+  const auto summary = read_capture(path, [&](WireExchange&& e) { judge.add(std::move(e)); }, limits);
   auto report = judge.finish(summary);
   report.file = path;
   return report;

@@ -34,7 +34,7 @@ struct WireEvidence {
   std::uint64_t request_first = 0, request_last = 0, response_first = 0, response_last = 0;  // frames; 0: none
   std::uint64_t stream = 0;
   std::int64_t request_ns = 0;  // request's first byte, capture time
-  std::string method, target;   // target with any key redacted
+  std::string method, target;   // target: every key learned redacted, any apikey parameter's value masked
   unsigned status = 0;          // 0: no answer
   std::string what;             // what was expected and what came (redacted)
   bool must = true;             // a MUST violation; else a SHOULD finding
@@ -57,17 +57,22 @@ struct CheckReport {
   std::string base_path;  // what was used ("" for none)
   std::vector<JudgedCheck> checks;
   std::vector<std::string> notes;
+  // Only operations of the API (under the base path, the profile's call hook)
+  // are judged; none judged: UNTESTED (exit 3), whatever else was seen.
   std::uint64_t api_exchanges = 0;         // recognized operations, complete or not
-  std::uint64_t other_exchanges = 0;       // HTTP, but no operation of the API
-  std::uint64_t requests_without_key = 0;  // no Apikey header
-  std::uint64_t not_judged_incomplete = 0; // exchanges marked incomplete (never judged)
+  std::uint64_t other_exchanges = 0;       // HTTP, but no operation of the API: counted, never judged
+  std::uint64_t requests_without_key = 0;  // operations of the API without an Apikey header
+  std::uint64_t not_judged_incomplete = 0; // operations marked incomplete (never judged)
   std::string status;                      // passed, failed, untested
   std::string reason;
   int exit_code = 0;
 };
 
 // Takes exchanges in any order (as a reader hands them out); judges in
-// wire-time order where the order matters.
+// wire-time order where the order matters. Keys are learned from every
+// request (the Apikey header, apikey parameters of the query, a form or a JSON
+// body, any case; CRH_API_KEY when set) and hidden from every text it shows,
+// before any excerpt is cut.
 class ContractJudge {
  public:
   explicit ContractJudge(CheckConfig config);
@@ -85,7 +90,8 @@ class ContractJudge {
   std::unique_ptr<Impl> impl_;
 };
 
-// Reads `path` and judges it. Throws CaptureFileError when it cannot be read.
+// Reads `path` (ReadLimits::keep_unplaced: the judge needs a stream's order,
+// not the places) and judges it. Throws CaptureFileError when it cannot be read.
 CheckReport check_capture(const std::string& path, const CheckConfig& config);
 
 // "frames 1203–1207 (tcp.stream 14, 12.031 s): POST /x → HTTP 200: what"

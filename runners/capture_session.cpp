@@ -57,6 +57,7 @@ int CaptureSession::start(const CaptureFlags& flags, const core::Target& target,
 }
 
 bool CaptureSession::asked() const { return impl_->asked; }
+bool CaptureSession::running() const { return impl_->live && !impl_->stopped && impl_->live->running(); }
 
 const capture::LiveSummary& CaptureSession::stop() {
   if (!impl_->stopped && impl_->live) {

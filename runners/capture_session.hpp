@@ -30,7 +30,8 @@ class CaptureSession {
   // `command` ("crh load") prefixes the one line said when there is no capture.
   int start(const CaptureFlags& flags, const core::Target& target, const std::string& command);
 
-  bool asked() const;  // --capture was given
+  bool asked() const;    // --capture was given
+  bool running() const;  // a capture is being made (asked, started, not stopped)
   // Stops the capture (idempotent) and returns its final summary; the file
   // is complete once this returns.
   const capture::LiveSummary& stop();

@@ -98,7 +98,9 @@ LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vecto
   // With a capture, the engine keeps a record of every request it writes, so
   // that the capture's exchanges pair with them (wire timing).
   loadgen::LoadConfig run_config = config;
-  run_config.keep_client_exchanges = capture && capture->asked();
+  // Only while a capture runs: without one the records would pair with nothing
+  // and cost memory for the whole run.
+  run_config.keep_client_exchanges = capture && capture->running();
   try {
     ProgressTicker ticker(progress, show_progress);
     result = loadgen::run_load(run_config, discovery, progress);

@@ -911,6 +911,109 @@ TEST(ExchangesLimits, IdleStreamIsClosedByCaptureTime) {
   EXPECT_EQ(x.open_streams(), 1u);
 }
 
+TEST(ExchangesLimits, RequestsWithoutAnswersAreHandedOutAndStayBounded) {
+  // Only the client's side captured (tcpdump dst port 8080, a one-way mirror):
+  // no answer ever comes, yet exchanges flow out and memory stays flat.
+  PcapBuilder b(LinkKind::ethernet);
+  auto f = b.flow("10.0.0.1", 40030, "10.0.0.2", 8080);
+  b.segment(f, Dir::to_server, 1000, 0, testing::kSyn, {}, kT0);
+  constexpr int kRequests = 20'000;
+  for (int i = 0; i < kRequests; ++i)
+    b.send(f, Dir::to_server, http_request("POST", "/agents/" + std::to_string(i), {}, std::string(100, 'b')),
+           kT0 + (i + 1) * 1000);
+  std::vector<WireExchange> out;
+  ExchangeExtractor x([&](WireExchange&& e) { out.push_back(std::move(e)); });
+  std::uint64_t frame = 0;
+  std::size_t max_queued = 0;
+  for (const auto& fr : b.built()) {
+    x.packet(b.dlt(), fr.ns, ++frame, fr.bytes, fr.wire_length);
+    max_queued = std::max(max_queued, x.queued_bytes() + x.buffered_bytes());
+  }
+  const std::size_t before_finish = out.size();
+  EXPECT_GE(before_finish, static_cast<std::size_t>(kRequests - 1024));
+  EXPECT_LT(max_queued, 1024u * 1024u);  // about 1,024 requests of ~300 bytes, not 20,000
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(out[0].request.target, "/agents/0");
+  EXPECT_EQ(out[0].sequence, 0u);
+  EXPECT_FALSE(out[0].complete);
+  EXPECT_FALSE(out[0].response);
+  EXPECT_NE(out[0].incomplete.find("no answer seen within 1024 requests"), std::string::npos) << out[0].incomplete;
+  x.finish();
+  ASSERT_EQ(out.size(), static_cast<std::size_t>(kRequests));
+  for (std::size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i].sequence, i);
+  EXPECT_EQ(x.queued_bytes(), 0u);
+  EXPECT_EQ(x.buffered_bytes(), 0u);
+}
+
+TEST(ExchangesLimits, AnswersToRequestsHandedOutUnansweredAreNotPairedWithLaterOnes) {
+  // A server far behind a pipelining client: the first requests are handed
+  // out unanswered; their late answers must not pair with later requests.
+  PcapBuilder b(LinkKind::ethernet);
+  auto f = b.flow("10.0.0.1", 40031, "10.0.0.2", 8080);
+  b.handshake(f, kT0);
+  for (int i = 0; i < 6; ++i) b.send(f, Dir::to_server, http_request("GET", "/r/" + std::to_string(i)), kT0 + (i + 1) * kMs);
+  for (int i = 0; i < 6; ++i)
+    b.send(f, Dir::to_client, http_response(200, {}, std::to_string(i)), kT0 + (10 + i) * kMs);
+  ReadLimits limits;
+  limits.max_waiting_requests = 4;
+  const Read r = read_memory(b, limits);
+  ASSERT_EQ(r.exchanges.size(), 6u) << describe(r);
+  for (const auto& e : r.exchanges) {
+    if (e.response) {
+      EXPECT_EQ(e.request.target, "/r/" + e.response->body) << describe(r);
+    }
+  }
+  EXPECT_FALSE(r.exchanges[0].response);
+  EXPECT_FALSE(r.exchanges[1].response);
+  ASSERT_TRUE(r.exchanges[5].response) << describe(r);
+}
+
+TEST(ExchangesLimits, ManyConnectionAttemptsStayWithinTheStreamBound) {
+  EXPECT_LE(ReadLimits{}.max_streams, 100'000u);  // fits the default memory budget
+  // 50,000 SYNs never answered (a scan, a SYN flood, a dead server), then one
+  // real exchange: eviction is O(1), so this reads in milliseconds.
+  PcapBuilder b(LinkKind::ethernet);
+  for (int i = 0; i < 50'000; ++i) {
+    auto f = b.flow(i % 2 ? "10.0.1.1" : "10.0.1.2", static_cast<std::uint16_t>(10000 + i / 2), "10.0.0.2", 8080);
+    b.segment(f, Dir::to_server, 1000, 0, testing::kSyn, {}, kT0 + i * 1000);
+  }
+  auto real = b.flow("10.0.0.9", 40032, "10.0.0.2", 8080);
+  b.handshake(real, kT0 + 60 * kMs);
+  b.send(real, Dir::to_server, http_request("GET", "/agents/9"), kT0 + 61 * kMs);
+  b.send(real, Dir::to_client, http_response(200, {}, "9"), kT0 + 62 * kMs);
+  ReadLimits limits;
+  limits.max_streams = 1000;
+  std::vector<WireExchange> out;
+  ExchangeExtractor x([&](WireExchange&& e) { out.push_back(std::move(e)); }, limits);
+  std::uint64_t frame = 0;
+  std::size_t max_open = 0;
+  for (const auto& fr : b.built()) {
+    x.packet(b.dlt(), fr.ns, ++frame, fr.bytes, fr.wire_length);
+    max_open = std::max(max_open, x.open_streams());
+  }
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].request.target, "/agents/9");
+  EXPECT_TRUE(out[0].complete) << out[0].incomplete;
+  EXPECT_EQ(max_open, 1000u);
+  EXPECT_EQ(x.summary().streams_cut, 50'001u - 1000u);
+  x.finish();
+  EXPECT_EQ(x.open_streams(), 0u);
+
+  // Open streams count in the memory budget: 1 MiB holds a few hundred.
+  limits = {};
+  limits.total_buffer_bytes = 1024 * 1024;
+  ExchangeExtractor y([](WireExchange&&) {}, limits);
+  frame = 0;
+  max_open = 0;
+  for (const auto& fr : b.built()) {
+    y.packet(b.dlt(), fr.ns, ++frame, fr.bytes, fr.wire_length);
+    max_open = std::max(max_open, y.open_streams());
+  }
+  EXPECT_GT(max_open, 10u);
+  EXPECT_LT(max_open, 1024u);
+  y.finish();
+}
+
 TEST(ExchangesLimits, BodyBeyondTheBoundIsIncomplete) {
   PcapBuilder b(LinkKind::ethernet);
   auto f = b.flow("10.0.0.1", 40023, "10.0.0.2", 80);

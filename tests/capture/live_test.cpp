@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include <netdb.h>
+
 #include "capture/live.hpp"
 #include "capture/packet_redaction.hpp"
 #include "reference/server.hpp"
@@ -40,6 +42,8 @@ struct Segment {
   bool syn = false;
   std::string payload;
   bool valid_checksum = false;  // else 0, as loopback's offload leaves it
+  std::uint8_t flags = 0;       // 0: SYN when syn, else PSH|ACK
+  std::uint32_t ack = 0;
 };
 
 void put16(Bytes& b, std::size_t at, std::uint16_t v) {
@@ -73,7 +77,8 @@ Bytes frame(const Segment& s) {
   put16(b, t + 2, s.dport);
   for (int i = 0; i < 4; ++i) b[t + 4 + i] = static_cast<unsigned char>(s.seq >> (24 - 8 * i));
   b[t + 12] = 5 << 4;
-  b[t + 13] = s.syn ? 0x02 : 0x18;
+  for (int i = 0; i < 4; ++i) b[t + 8 + i] = static_cast<unsigned char>(s.ack >> (24 - 8 * i));
+  b[t + 13] = s.flags != 0 ? s.flags : (s.syn ? 0x02 : 0x18);
   std::copy(s.payload.begin(), s.payload.end(), b.begin() + static_cast<long>(t + 20));
   if (s.valid_checksum) {
     const auto sum = static_cast<std::uint16_t>(~detail::tcp_checksum_fold(
@@ -229,6 +234,235 @@ TEST(PacketRedaction, OffloadedChecksumLeftAsItWas) {
   EXPECT_EQ(p[14 + 20 + 17], 0);
 }
 
+// A keep-alive connection whose second request the capture missed (the
+// kernel dropped it from the capture; TCP delivered it, so it never comes
+// again): the third request, its value cut anywhere (3 bytes before its end
+// among them), is saved with no byte of the value left. With the server's
+// acknowledgement past the hole seen before the third request, between its
+// two segments, or not at all.
+TEST(PacketRedaction, SegmentMissedByTheCaptureDoesNotStopTracking) {
+  const std::string key = "SECRETKEY123";
+  const std::string req = request_with(key);
+  const std::string response = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+  const auto value_end = req.find(key) + key.size();
+  std::vector<std::size_t> cuts;
+  for (std::size_t cut = 1; cut < req.size(); ++cut) cuts.push_back(cut);
+  for (const char* mode : {"ack-before", "ack-between", "no-ack"}) {
+    for (const std::size_t cut : cuts) {
+      detail::PacketRedactor redactor(key, kServerPort);
+      Bytes syn = frame({.seq = 999, .syn = true});
+      redactor.redact(DLT_EN10MB, syn);
+      std::uint32_t seq = 1000, server_seq = 5000;
+      auto answer = [&](std::uint32_t acked) {
+        Bytes a =
+            frame({.sport = kServerPort, .dport = kClientPort, .seq = server_seq, .payload = response, .ack = acked});
+        server_seq += static_cast<std::uint32_t>(response.size());
+        redactor.redact(DLT_EN10MB, a);
+      };
+      Bytes first = frame({.seq = seq, .payload = req});
+      redactor.redact(DLT_EN10MB, first);
+      ASSERT_EQ(payload_of(first), redacted_request(key));
+      seq += static_cast<std::uint32_t>(req.size());
+      answer(seq);
+      seq += static_cast<std::uint32_t>(req.size());  // the second request: not captured
+      if (std::string(mode) == "ack-before") answer(seq);
+      Bytes a = frame({.seq = seq, .payload = req.substr(0, cut)});
+      Bytes b = frame({.seq = static_cast<std::uint32_t>(seq + cut), .payload = req.substr(cut)});
+      redactor.redact(DLT_EN10MB, a);
+      if (std::string(mode) == "ack-between") {
+        Bytes ack = frame({.sport = kServerPort,
+                           .dport = kClientPort,
+                           .seq = server_seq,
+                           .flags = 0x10,
+                           .ack = static_cast<std::uint32_t>(seq + cut)});
+        redactor.redact(DLT_EN10MB, ack);
+      }
+      redactor.redact(DLT_EN10MB, b);
+      EXPECT_EQ(payload_of(a) + payload_of(b), redacted_request(key))
+          << mode << ", cut at " << cut << (cut == value_end - 3 ? " (3 bytes before the value's end)" : "");
+    }
+  }
+}
+
+// The start of the value is in the segment the capture missed: the rest, at
+// the start of the next segment, is overwritten (it is an end of the key
+// that stops at the line's end), whether the hole is known lost or not yet.
+TEST(PacketRedaction, KeyEndAfterAMissedSegmentOverwritten) {
+  const std::string key = "SECRETKEY123";
+  const std::string req = request_with(key);
+  for (const bool acked : {true, false}) {
+    for (std::size_t rest = 1; rest < key.size(); ++rest) {
+      detail::PacketRedactor redactor(key, kServerPort);
+      Bytes syn = frame({.seq = 999, .syn = true});
+      redactor.redact(DLT_EN10MB, syn);
+      const auto cut = req.find(key) + key.size() - rest;  // [0, cut) is missed
+      if (acked) {
+        Bytes ack = frame({.sport = kServerPort,
+                           .dport = kClientPort,
+                           .seq = 5000,
+                           .flags = 0x10,
+                           .ack = static_cast<std::uint32_t>(1000 + cut)});
+        redactor.redact(DLT_EN10MB, ack);
+      }
+      Bytes b = frame({.seq = static_cast<std::uint32_t>(1000 + cut), .payload = req.substr(cut)});
+      redactor.redact(DLT_EN10MB, b);
+      EXPECT_EQ(payload_of(b), redacted_request(key).substr(cut)) << (acked ? "acked" : "not acked") << ", " << rest;
+    }
+  }
+}
+
+// A short key (edge matching of 4 bytes or more cannot apply) split at every
+// point of its value, in order and second half first.
+TEST(PacketRedaction, ShortKeySplitAcrossSegmentsOverwritten) {
+  const std::string key = "k5y9Z";
+  const std::string req = request_with(key);
+  const auto start = req.find(key);
+  for (const bool second_first : {false, true}) {
+    for (std::size_t cut = start; cut <= start + key.size(); ++cut) {
+      const auto [a, b] = split_through(req, cut, second_first, key);
+      EXPECT_EQ(a + b, redacted_request(key)) << (second_first ? "second first" : "in order") << ", cut " << cut;
+    }
+  }
+  // A long key the same way: no end of it is left however short.
+  for (std::size_t cut = start; cut <= start + kKey.size(); ++cut) {
+    const auto [a, b] = split_through(request_with(kKey), cut, true);
+    EXPECT_EQ(a + b, redacted_request(kKey)) << "second first, cut " << cut;
+  }
+}
+
+TEST(PacketRedaction, FlowsErasedOnFinOrResetAndBounded) {
+  detail::PacketRedactor redactor(kKey, kServerPort);
+  Bytes syn = frame({.seq = 999, .syn = true});
+  redactor.redact(DLT_EN10MB, syn);
+  Bytes req = frame({.seq = 1000, .payload = request_with(kKey)});
+  redactor.redact(DLT_EN10MB, req);
+  EXPECT_EQ(redactor.tracked_flows(), 1u);
+  Bytes fin = frame({.seq = static_cast<std::uint32_t>(1000 + request_with(kKey).size()), .flags = 0x11});
+  redactor.redact(DLT_EN10MB, fin);
+  EXPECT_EQ(redactor.tracked_flows(), 0u) << "a flow closed by FIN is kept";
+
+  Bytes syn2 = frame({.sport = kClientPort + 1, .seq = 999, .syn = true});
+  redactor.redact(DLT_EN10MB, syn2);
+  // Ahead of a gap: held until the gap fills.
+  Bytes ahead = frame({.sport = kClientPort + 1, .seq = 2000, .payload = std::string(100, 'a')});
+  redactor.redact(DLT_EN10MB, ahead);
+  EXPECT_EQ(redactor.tracked_flows(), 1u);
+  EXPECT_EQ(redactor.pending_bytes(), 100u);
+  Bytes rst = frame({.sport = kServerPort, .dport = kClientPort + 1, .seq = 5000, .flags = 0x14});
+  redactor.redact(DLT_EN10MB, rst);
+  EXPECT_EQ(redactor.tracked_flows(), 0u) << "a flow reset by the server is kept";
+  EXPECT_EQ(redactor.pending_bytes(), 0u);
+
+  // A hole never filled: what is held ahead of it stays small.
+  Bytes syn3 = frame({.sport = kClientPort + 2, .seq = 999, .syn = true});
+  redactor.redact(DLT_EN10MB, syn3);
+  for (std::uint32_t i = 0; i < 200; ++i) {
+    Bytes p = frame({.sport = kClientPort + 2, .seq = 10000 + i * 1000, .payload = std::string(1000, 'b')});
+    redactor.redact(DLT_EN10MB, p);
+  }
+  EXPECT_LE(redactor.pending_bytes(), 64u * 1024);
+
+  // Many connections never closed: bounded.
+  for (std::uint32_t i = 0; i < 20000; ++i) {
+    Bytes p = frame({.sport = static_cast<std::uint16_t>(1024 + i), .seq = 1, .payload = "GET / HTTP/1.1\r\n"});
+    redactor.redact(DLT_EN10MB, p);
+  }
+  EXPECT_LE(redactor.tracked_flows(), 16384u);
+}
+
+// Packets that are not readable as TCP segments still have the key
+// overwritten: IPv4 fragments (first and later), IPv6 with a fragment
+// header, an unknown link type. An IPv6 destination-options header is
+// stepped over, the segment read as any other.
+TEST(PacketRedaction, KeyOverwrittenInPacketsNotReadAsTcp) {
+  const std::string req = request_with(kKey);
+  {
+    detail::PacketRedactor redactor(kKey, kServerPort);
+    Bytes first = frame({.payload = req});
+    first[14 + 6] = 0x20;  // more fragments, offset 0
+    redactor.redact(DLT_EN10MB, first);
+    EXPECT_EQ(payload_of(first).find(kKey), std::string::npos) << "first fragment";
+    Bytes later = frame({.payload = "padding" + kKey + "more"});
+    later[14 + 6] = 0x00;
+    later[14 + 7] = 0x10;  // offset 128 bytes, last fragment
+    redactor.redact(DLT_EN10MB, later);
+    const std::string bytes(later.begin() + 34, later.end());
+    EXPECT_EQ(bytes.find(kKey), std::string::npos) << "later fragment";
+  }
+  {
+    // IPv6: a fragment header (later fragment), then a destination-options header.
+    for (const bool fragment : {true, false}) {
+      detail::PacketRedactor redactor(kKey, kServerPort);
+      Bytes p = frame({.ipv6 = true, .payload = req, .valid_checksum = !fragment});
+      Bytes ext(8, 0);
+      ext[0] = 6;                   // next: TCP
+      if (fragment) ext[3] = 0x08;  // offset 1 (8 bytes)
+      p.insert(p.begin() + 14 + 40, ext.begin(), ext.end());
+      p[14 + 6] = fragment ? 44 : 60;
+      put16(p, 14 + 4, static_cast<std::uint16_t>(p.size() - 14 - 40));
+      const auto r = redactor.redact(DLT_EN10MB, p);
+      const std::string bytes(p.begin() + 14 + 48, p.end());
+      EXPECT_EQ(bytes.find(kKey), std::string::npos) << (fragment ? "fragment header" : "destination options");
+      if (!fragment) {
+        EXPECT_EQ(bytes.substr(20), redacted_request(kKey));
+        EXPECT_TRUE(r.checksum_recomputed);
+      }
+    }
+  }
+  {
+    detail::PacketRedactor redactor(kKey, kServerPort);
+    Bytes p = frame({.payload = req});
+    redactor.redact(147 /* DLT_USER0 */, p);
+    EXPECT_EQ(payload_of(p).find(kKey), std::string::npos) << "unknown link type";
+  }
+}
+
+// ---- the capture filter
+
+TEST(LiveCaptureFilter, EveryAddressOfTheTargetIsInTheFilter) {
+  // What getaddrinfo("localhost") gives where /etc/hosts names ::1 too,
+  // first and twice (one per socket type), as glibc returns it.
+  sockaddr_in6 v6{};
+  v6.sin6_family = AF_INET6;
+  v6.sin6_addr = in6addr_loopback;
+  sockaddr_in v4{};
+  v4.sin_family = AF_INET;
+  v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addrinfo c{}, b{}, a{};
+  c.ai_family = AF_INET;
+  c.ai_addr = reinterpret_cast<sockaddr*>(&v4);
+  c.ai_addrlen = sizeof v4;
+  b = c;
+  b.ai_next = &c;
+  a.ai_family = AF_INET6;
+  a.ai_addr = reinterpret_cast<sockaddr*>(&v6);
+  a.ai_addrlen = sizeof v6;
+  a.ai_next = &b;
+  const auto addresses = detail::numeric_addresses(&a);
+  EXPECT_EQ(addresses, (std::vector<std::string>{"::1", "127.0.0.1"}));
+  const auto filter = detail::capture_filter(addresses, 8080);
+  EXPECT_EQ(filter, "tcp and (host ::1 or host 127.0.0.1) and port 8080");
+  EXPECT_EQ(detail::capture_filter({"127.0.0.1"}, 80), "tcp and host 127.0.0.1 and port 80");
+  for (const int dlt : {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2}) {
+    pcap_t* dead = ::pcap_open_dead(dlt, 65535);
+    bpf_program program{};
+    EXPECT_EQ(::pcap_compile(dead, &program, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN), 0) << ::pcap_geterr(dead);
+    ::pcap_freecode(&program);
+    ::pcap_close(dead);
+  }
+  // The real resolver's answer for localhost: every address it gives.
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  ASSERT_EQ(::getaddrinfo("localhost", "80", &hints, &res), 0);
+  std::size_t count = 0;
+  for (auto* i = res; i != nullptr; i = i->ai_next) ++count;
+  const auto local = detail::numeric_addresses(res);
+  ::freeaddrinfo(res);
+  EXPECT_GE(local.size(), 1u);
+  EXPECT_LE(local.size(), count);
+}
+
 // ---- live, on loopback
 
 std::string read_all(const std::string& path) {
@@ -312,6 +546,36 @@ TEST(LiveCapture, LoopbackCaptureHoldsNoKeyAndDissectsAsHttp) {
     ::pclose(p);
   }
   EXPECT_EQ(methods, "GET\nPOST\nPUT\n") << "tshark -r " << file << " -Y http.request";
+  std::filesystem::remove(file);
+}
+
+// The target named "localhost": the filter holds every address it resolves
+// to (the server listens on 127.0.0.1), and the capture has the packets.
+TEST(LiveCapture, TargetByNameCapturesOnEveryAddress) {
+  if (::geteuid() != 0) GTEST_SKIP() << "not root: a live capture needs root or CAP_NET_RAW";
+  reference::ServerConfig server_config;
+  server_config.threads = 1;
+  server_config.service.api_key = kKey;
+  reference::Server server(std::move(server_config));
+  server.start();
+  const auto file =
+      (std::filesystem::temp_directory_path() / ("crh-live-name-" + std::to_string(::getpid()) + ".pcap")).string();
+  LiveConfig config;
+  config.file = file;
+  config.target_host = "localhost";
+  config.target_port = server.port();
+  config.api_key = kKey;
+  LiveCapture capture(config);
+  if (!capture.summary().made) GTEST_SKIP() << "no capture permitted here: " << capture.summary().not_made;
+  send_request(server.port(),
+               "GET /local-agents HTTP/1.1\r\nHost: localhost\r\nApikey: " + kKey + "\r\nConnection: close\r\n\r\n", 0);
+  const auto& summary = capture.stop();
+  server.stop();
+  ASSERT_TRUE(summary.made) << summary.not_made;
+  EXPECT_NE(summary.filter.find("host 127.0.0.1"), std::string::npos) << summary.filter;
+  EXPECT_EQ(summary.interface, "lo");
+  EXPECT_GT(summary.packets, 3u) << summary.filter;
+  EXPECT_EQ(read_all(file).find(kKey), std::string::npos);
   std::filesystem::remove(file);
 }
 

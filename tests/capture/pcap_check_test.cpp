@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <cstdlib>
 
 #include "core/api.hpp"
 #include "pcap_builder.hpp"
@@ -401,6 +402,185 @@ TEST(PcapCheck, BasePathIsDetected) {
                           root.make("GET", "/api/v1/database/k", 404, R"({"msg":"no"})"),
                           root.make("GET", "/api/v1/database/k", 404, R"({"msg":"no"})")});
   EXPECT_EQ(odd.base_path, "");
+}
+
+// ---- the reviewer's findings (each test failed before its fix) ----
+
+std::string all_text(const CheckReport& r) {
+  std::string text = boost::json::serialize(result_document(r, {}, std::chrono::system_clock::now(), 1.0));
+  for (const auto& c : r.checks)
+    for (const auto& e : c.evidence) text += "\n" + evidence_line(e, 0);
+  return text;
+}
+
+TEST(PcapCheck, BodilessAnswersAreStatusCheckedAndA204UntagEndsTheTag) {
+  // A DELETE of the tag answered 204 breaks C2, yet for the binding rules it
+  // ended the tag: a caller after it is not a second winner of the epoch.
+  Wire w;
+  auto round = binding_round(w, {{"%2B1", 200}});
+  round.back().response->status = 204;
+  round.back().response->body.clear();
+  round.push_back(w.make("POST", "/channels/1/alias-numbers/3/calls", 200, R"({"connected":true})", "caller=%2B2"));
+  round.push_back(w.make("GET", "/database/k", 204, "", "", false));
+  const auto r = judge(std::move(round));
+  const auto& c2 = check(r, "capture.success-is-200");
+  EXPECT_EQ(c2.outcome, "fail");
+  ASSERT_EQ(c2.evidence.size(), 2u);
+  EXPECT_EQ(c2.evidence[0].status, 204u);
+  EXPECT_EQ(c2.evidence[0].method, "DELETE");
+  EXPECT_EQ(check(r, "capture.auth.missing-key").violations, 1u);  // the GET without a key answered 204
+  const auto& b = check(r, "capture.binding");
+  EXPECT_EQ(b.violations, 0u) << (b.evidence.empty() ? "" : b.evidence[0].what);
+  EXPECT_EQ(b.judged, 1u);
+}
+
+TEST(PcapCheck, TrafficThatIsNotTheApiIsCountedNotJudged) {
+  Wire w;
+  auto health = w.make("GET", "/healthz", 200, "ok", "", false);
+  health.response->headers = {{"Content-Type", "text/plain"}};
+  const auto r = judge({std::move(health), w.make("GET", "/api/v1/local-agents", 200, R"({"agents":[]})")});
+  for (const auto& c : r.checks) EXPECT_EQ(c.violations + c.warnings, 0u) << c.id;
+  EXPECT_EQ(check(r, "capture.auth.missing-key").judged, 0u);
+  EXPECT_EQ(check(r, "capture.json-bodies").judged, 1u);
+  EXPECT_EQ(r.other_exchanges, 1u);
+  EXPECT_EQ(r.api_exchanges, 1u);
+  EXPECT_EQ(r.requests_without_key, 0u);
+  EXPECT_EQ(r.exit_code, 0);
+}
+
+TEST(PcapCheck, NoExchangeOfTheApiIsUntestedWhateverElseWasSeen) {
+  // A wrong --base-path: every exchange is other traffic, even a 5xx; never a pass.
+  Wire w;
+  CheckConfig config;
+  config.base_path = "/wrong";
+  const auto r = judge({w.make("GET", "/api/v1/local-agents", 200, R"({"agents":[]})"),
+                        w.make("GET", "/database/k", 503, "down")},
+                       config);
+  EXPECT_EQ(r.api_exchanges, 0u);
+  EXPECT_EQ(r.other_exchanges, 2u);
+  EXPECT_EQ(r.status, "untested");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.reason.find("--base-path"), std::string::npos) << r.reason;
+}
+
+TEST(PcapCheck, RedactedCaptureAuthRefusalOfACallIsNotABindingRefusal) {
+  // crh --capture writes every Apikey value as 'x' of its length: its auth
+  // check's wrong key of the key's length looks like the right one. Refused
+  // 403 (an auth status and the call refusal alike) while the alias is free,
+  // it proves nothing about binding.
+  Wire w;
+  auto round = binding_round(w, {{"%2B9", 403}, {"%2B1", 200}, {"%2B2", 403}, {"%2B1", 200}});
+  for (auto& e : round) e.request.headers[0].value = std::string(kKey.size(), 'x');
+  const auto r = judge(std::move(round));
+  const auto& b = check(r, "capture.binding");
+  EXPECT_EQ(b.violations, 0u) << (b.evidence.empty() ? "" : b.evidence[0].what);
+  EXPECT_EQ(b.judged, 1u);
+  bool noted = false;
+  for (const auto& n : r.notes) noted |= n.find("redacted") != std::string::npos;
+  EXPECT_TRUE(noted);
+
+  // Unredacted, the same refusal of the bound key is a binding refusal.
+  Wire plain;
+  const auto real = judge(binding_round(plain, {{"%2B9", 403}, {"%2B1", 200}}));
+  EXPECT_GT(check(real, "capture.binding").violations, 0u);
+}
+
+TEST(PcapCheck, KeyAcrossTheExcerptCutLeavesNoPrefix) {
+  // The key echoed where the excerpt is cut (120 bytes), in a body that is
+  // not JSON and in an error body the error shape quotes.
+  const std::string before(112, 'a');
+  Wire w;
+  const auto r = judge({w.make("GET", "/api/v1/local-agents", 200, before + kKey + " and more"),
+                        w.make("GET", "/database/k", 404, "{\"msg\": \"" + before + kKey + "\" ")});
+  EXPECT_EQ(check(r, "capture.json-bodies").violations, 2u);
+  EXPECT_EQ(check(r, "capture.error-shape").violations, 1u);
+  const auto text = all_text(r);
+  EXPECT_EQ(text.find(kKey.substr(0, 6)), std::string::npos) << text;
+}
+
+TEST(PcapCheck, TheUsersKeyIsHiddenBeforeAnyCut) {
+  const std::string key = "env-key-abcdefghijkl";
+  ::setenv("CRH_API_KEY", key.c_str(), 1);
+  Wire w;
+  const auto r = judge({w.make("GET", "/api/v1/local-agents", 200, std::string(115, 'b') + key)});
+  ::unsetenv("CRH_API_KEY");
+  const auto text = all_text(r);
+  EXPECT_EQ(text.find(key.substr(0, 5)), std::string::npos) << text;
+}
+
+TEST(PcapCheck, ApikeyParametersAreLearnedAndNeverPrinted) {
+  const std::string query_key = "query-key-0123456789", form_key = "form-key-0123456789";
+  Wire w;
+  std::vector<WireExchange> all;
+  all.push_back(w.make("GET", "/database/k?ApiKey=" + query_key + "&x=1", 500, "{\"msg\":\"" + query_key + "\"}"));
+  all.push_back(w.make("POST", "/database/k", 500, "{\"msg\":\"" + form_key + "\"}", "value=v&APIKEY=" + form_key));
+  auto json_body = w.make("POST", "/database/j", 503, "{\"msg\":\"json-key-0123456789\"}");
+  json_body.request.body = R"({"value":"v","apikey":"json-key-0123456789"})";
+  all.push_back(std::move(json_body));
+  // Far more keys than 64, each echoed by its own answer.
+  for (int i = 0; i < 100; ++i) {
+    auto e = w.make("GET", "/database/n", 500, "{\"msg\":\"bad key many-keys-" + std::to_string(1000 + i) + "\"}");
+    e.request.headers[0].value = "many-keys-" + std::to_string(1000 + i);
+    all.push_back(std::move(e));
+  }
+  const auto r = judge(std::move(all));
+  const auto text = all_text(r);
+  for (const auto& k : {query_key, form_key, std::string("json-key-0123456789"), std::string("many-keys-1099")})
+    EXPECT_EQ(text.find(k), std::string::npos) << k << "\n" << text;
+  const auto& c = check(r, "capture.no-5xx");
+  ASSERT_FALSE(c.evidence.empty());
+  EXPECT_EQ(c.evidence[0].target, "/database/k?ApiKey=$CRH_API_KEY&x=1");
+}
+
+TEST(PcapCheck, ExchangesWhosePlaceALossHidIsJudged) {
+  // A stream without its SYN and a loss in both directions: the exchanges
+  // after it are whole, but their place on the stream is unknown. The check
+  // needs only their order, so they are judged (the 503 fails no-5xx).
+  const std::string path = ::testing::TempDir() + "/pcap_check_unplaced.pcap";
+  {
+    testing::PcapBuilder b(testing::LinkKind::ethernet, path);
+    auto f = b.flow("10.0.0.1", 40033, "10.0.0.2", 80);
+    for (int i = 0; i < 5; ++i) {
+      const std::string req = testing::http_request("GET", "/api/v1/local-agents", {{"Apikey", kKey}});
+      const std::string answer = testing::http_response(i == 4 ? 503 : 200, {{"Content-Type", "application/json"}},
+                                                        i == 4 ? R"({"msg":"down"})" : R"({"agents":[]})");
+      if (i == 2) {
+        b.skip(f, testing::Dir::to_server, static_cast<std::uint32_t>(req.size()));
+        b.skip(f, testing::Dir::to_client, static_cast<std::uint32_t>(answer.size()));
+        continue;
+      }
+      b.send(f, testing::Dir::to_server, req, 1'000'000'000 + (10 + 10 * i) * kMs);
+      b.send(f, testing::Dir::to_client, answer, 1'000'000'000 + (12 + 10 * i) * kMs);
+    }
+  }
+  const auto r = check_capture(path, {});
+  const auto& c = check(r, "capture.no-5xx");
+  EXPECT_EQ(c.violations, 1u) << c.message;
+  EXPECT_EQ(c.judged, 4u);
+}
+
+TEST(PcapCheck, ApikeyHeaderIsFoundInAnyCase) {
+  Wire w;
+  auto e = w.make("GET", "/api/v1/local-agents", 200, R"({"agents":[]})");
+  e.request.headers[0].name = "APIKEY";
+  const auto r = judge({std::move(e)});
+  EXPECT_EQ(r.requests_without_key, 0u);
+  EXPECT_EQ(check(r, "capture.auth.missing-key").judged, 0u);
+}
+
+TEST(PcapCheck, KeyLearnedLaterIsHiddenInEarlierEvidenceAndShortKeysSpareTheWords) {
+  const std::string late = "late-key-0123456789";
+  Wire w;
+  auto echo = w.make("GET", "/api/v1/local-agents", 200, "oops " + late, "", false);
+  auto later = w.make("GET", "/api/v1/local-agents", 200, R"({"agents":[]})");
+  later.request.headers[0].value = late;
+  auto short_key = w.make("GET", "/api/v1/local-agents", 200, "not json");
+  short_key.request.headers[0].value = "e";  // matches ordinary words: never applied to the check's own words
+  const auto r = judge({std::move(echo), std::move(later), std::move(short_key)});
+  const auto& c = check(r, "capture.json-bodies");
+  ASSERT_EQ(c.evidence.size(), 2u);
+  EXPECT_EQ(c.evidence[0].what.find(late), std::string::npos) << c.evidence[0].what;
+  EXPECT_EQ(c.evidence[1].what.rfind("expected a JSON body, got ", 0), 0u) << c.evidence[1].what;
 }
 
 }  // namespace
