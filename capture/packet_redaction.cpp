@@ -139,26 +139,41 @@ struct Scanner {
 
   // Overwrites the bytes of [at, at + n) that belong to a value; returns
   // how many values it touched.
-  unsigned overwrite(unsigned char* data, std::size_t n, std::uint64_t at, bool& edited) const {
+  unsigned overwrite(unsigned char* data, std::size_t n, std::uint64_t at, std::string_view key, bool& edited) const {
     unsigned touched = 0;
-    auto fill = [&](std::uint64_t b, std::uint64_t e) {
+    auto fill = [&](std::uint64_t b, std::uint64_t e, bool closed) {
       const std::uint64_t from = std::max(b, at), to = std::min(e, at + n);
       if (from >= to) return;
       ++touched;
+      const unsigned char f = fill_of(data, n, at, b, e, closed, key);
       for (auto k = from; k < to; ++k) {
         auto& byte = data[k - at];
-        if (byte != PacketRedactor::kFill) {
-          byte = PacketRedactor::kFill;
+        if (byte != f) {
+          byte = f;
           edited = true;
         }
       }
     };
-    if (state == State::value) fill(open_start, next);
+    if (state == State::value) fill(open_start, next, false);
     for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
       if (it->second <= at) break;  // ascending: the rest end earlier still
-      fill(it->first, it->second);
+      fill(it->first, it->second, true);
     }
     return touched;
+  }
+
+  // A value seen whole in this segment that is not the key is filled apart
+  // (kOtherFill), so a reader of the capture can still tell a wrong key's
+  // refusal from a refusal of the key (crh pcap check's binding rules). The
+  // key, and a value not seen whole here, get kFill: nothing about the key
+  // is shown either way.
+  static unsigned char fill_of(const unsigned char* data, std::size_t n, std::uint64_t at, std::uint64_t b,
+                               std::uint64_t e, bool closed, std::string_view key) {
+    if (!closed || b < at || e > at + n) return PacketRedactor::kFill;
+    const std::string_view value(reinterpret_cast<const char*>(data + (b - at)), e - b);
+    const bool key_or_filled =
+        value == key || value.find_first_not_of(static_cast<char>(PacketRedactor::kFill)) == std::string_view::npos;
+    return key_or_filled ? PacketRedactor::kFill : PacketRedactor::kOtherFill;
   }
 };
 
@@ -437,7 +452,7 @@ RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> p
       // Before the first byte seen (the flow was joined mid-way): read it alone.
       Scanner scratch;
       result.values += scratch.scan(payload, n, 0);
-      scratch.overwrite(payload, n, 0, edited);
+      scratch.overwrite(payload, n, 0, impl_->key, edited);
       start_unknown = true;
     } else if (at <= s.next) {
       if (at + n > s.next) {
@@ -452,10 +467,10 @@ RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> p
         // Late bytes of a hole already given up: read alone.
         Scanner scratch;
         result.values += scratch.scan(payload, n, 0);
-        scratch.overwrite(payload, n, 0, edited);
+        scratch.overwrite(payload, n, 0, impl_->key, edited);
         start_unknown = true;
       }
-      s.overwrite(payload, n, at, edited);
+      s.overwrite(payload, n, at, impl_->key, edited);
     } else {
       // Ahead of a gap: read now, after the segment it continues if it
       // continues one, else from an unknown start taken as a line start; kept
@@ -468,8 +483,8 @@ RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> p
         start_unknown = true;
       }
       result.values += flow->ahead.scan(payload, n, at);
-      s.overwrite(payload, n, at, edited);
-      flow->ahead.overwrite(payload, n, at, edited);
+      s.overwrite(payload, n, at, impl_->key, edited);
+      flow->ahead.overwrite(payload, n, at, impl_->key, edited);
       if (!flow->pending.contains(at)) {
         flow->pending.emplace(at, std::string(reinterpret_cast<const char*>(payload), n));
         flow->pending_bytes += n;

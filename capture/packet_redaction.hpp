@@ -45,7 +45,8 @@ class PacketRedactor {
   std::size_t tracked_flows() const;
   std::size_t pending_bytes() const;
 
-  static constexpr char kFill = 'x';
+  static constexpr char kFill = 'x';       // the key's bytes, and a value not seen whole in one segment
+  static constexpr char kOtherFill = '*';  // an Apikey value seen whole that is not the key
 
  private:
   struct Flow;

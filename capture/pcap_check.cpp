@@ -150,10 +150,11 @@ std::string mask_target(const std::string& target) {
   return out;
 }
 
-// A value crh's own capture wrote over the key (capture/packet_redaction:
-// the key's bytes overwritten with 'x'): any key of that length looks alike.
+// A value crh's own capture wrote over (capture/packet_redaction: the key
+// with 'x', another value with '*'): nothing to learn or redact.
 bool redacted_value(std::string_view v) {
-  return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c == detail::PacketRedactor::kFill; });
+  const auto filled_with = [&](char f) { return std::all_of(v.begin(), v.end(), [f](char c) { return c == f; }); };
+  return !v.empty() && (filled_with(detail::PacketRedactor::kFill) || filled_with(detail::PacketRedactor::kOtherFill));
 }
 
 // One exchange's place in the capture, before its evidence text is known.
@@ -227,7 +228,6 @@ struct ContractJudge::Impl {
   std::vector<bool> short_keys;           // per redactor: core::key_is_short
   bool keys_overflow = false;             // more than kMaxKeys: later ones are not redacted by value
   std::unordered_set<std::size_t> accepted_keys;
-  std::uint64_t ambiguous_refusals = 0;   // refused calls that may have been a wrong key's refusal
 
   std::unordered_map<std::string, json::object> agent_shapes;  // the first 200 GET of each agent
   std::vector<PendingShape> pending_shapes;
@@ -595,15 +595,6 @@ struct ContractJudge::Impl {
         o.kind = loadgen::OpKind::call;
         o.caller = api::request_parameter(e.request, config.profile.dialect.call_hook.parameter).value_or("");
         if (o.caller.empty()) return;
-        // A capture whose keys were overwritten (crh --capture) shows a wrong
-        // key of the key's length as the right one: a refusal that is also an
-        // auth status may then have been the key's, so it proves nothing.
-        if (o.outcome == loadgen::Outcome::fail && redacted_value(*key) &&
-            std::find(statuses.auth.begin(), statuses.auth.end(), o.status) != statuses.auth.end()) {
-          o.outcome = loadgen::Outcome::indeterminate;
-          o.error = "refused with an auth status, and the capture's keys are redacted";
-          ++ambiguous_refusals;
-        }
         break;
       default: return;
     }
@@ -710,11 +701,6 @@ struct ContractJudge::Impl {
                              " tag epochs had no untag in the capture, which may miss data (gaps, or judged before its "
                              "end): each was taken to end at its alias's next tag, so a tag of an alias still tagged "
                              "is not proved there");
-    if (ambiguous_refusals)
-      report.notes.push_back(std::to_string(ambiguous_refusals) +
-                             " refused calls were taken as indeterminate for the binding rules: their status is also an "
-                             "auth status of the profile, and the capture's Apikey values are redacted (all 'x', as "
-                             "crh --capture writes them), so a wrong key cannot be told from the right one");
     if (keys_overflow)
       report.notes.push_back("more than " + std::to_string(kMaxKeys) +
                              " distinct keys in the capture: the later ones are not redacted by value in bodies (an "

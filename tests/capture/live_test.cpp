@@ -146,15 +146,35 @@ TEST(PacketRedaction, ApikeyHeaderNameInAnyCaseIsFound) {
 
 // Every cut of the request, the header name's and the value's included, in
 // order: the saved bytes are the request with the value overwritten. A value
-// that is not the key proves the header tracking, not the raw search.
+// that is not the key proves the header tracking, not the raw search; seen
+// whole in one segment (with its line end) it is filled apart, with '*'.
 TEST(PacketRedaction, ValueSplitAcrossTwoSegmentsAtEveryPoint) {
   for (const std::string& value : {kKey, std::string("near-miss-value-only-the-header-says-secret")}) {
     const std::string req = request_with(value);
+    const std::size_t begin = req.find(value), end = begin + value.size();
     for (std::size_t cut = 1; cut < req.size(); ++cut) {
       const auto [a, b] = split_through(req, cut, false);
-      EXPECT_EQ(a + b, redacted_request(value)) << "cut at " << cut << " of " << req.size();
+      const bool whole = cut <= begin || cut > end;
+      const std::string expected = value != kKey && whole ? request_with(std::string(value.size(), '*'))
+                                                          : redacted_request(value);
+      EXPECT_EQ(a + b, expected) << "cut at " << cut << " of " << req.size();
     }
   }
+}
+
+// A reader of the capture must tell the key's refusals from a wrong key's
+// (crh pcap check's binding rules): the key is filled with 'x', another value
+// seen whole with '*', each byte for byte.
+TEST(PacketRedaction, AValueThatIsNotTheKeyIsFilledApart) {
+  detail::PacketRedactor redactor(kKey, kServerPort);
+  const std::string wrong(kKey.size(), 'Q');
+  Bytes a = frame({.seq = 1000, .payload = request_with(kKey)});
+  const auto first = request_with(kKey).size();
+  Bytes b = frame({.seq = static_cast<std::uint32_t>(1000 + first), .payload = request_with(wrong)});
+  redactor.redact(DLT_EN10MB, a);
+  redactor.redact(DLT_EN10MB, b);
+  EXPECT_EQ(payload_of(a), redacted_request(kKey));
+  EXPECT_EQ(payload_of(b), request_with(std::string(wrong.size(), '*')));
 }
 
 TEST(PacketRedaction, HeaderNameSplitAcrossSegments) {
