@@ -40,6 +40,17 @@ std::vector<std::pair<double, double>> percentile_curve(const DocView& latency) 
 
 std::string ms_label(double ms) { return format_ns(ms * 1e6); }
 
+// Durations by percentile, log-scaled (each step one more nine), as HdrHistogram plots them.
+LineChart percentile_chart(std::string title, std::string y_title) {
+  LineChart c;
+  c.title = std::move(title);
+  c.x_title = "percentile (log scale: each step is one more nine)";
+  c.y_title = std::move(y_title);
+  c.x_scale = XScale::percentile;
+  c.y_format = ms_label;
+  return c;
+}
+
 // The verdict, how the load ran (rounds in flight as the producer wrote them) and its totals.
 std::string load_intro(const DocView& load, const std::string& scenario, bool open_loop) {
   namespace t = k::totals;
@@ -78,15 +89,7 @@ std::string operations_table(const DocView& load, const std::string& scenario, b
       "<th class=\"n\">refused</th><th class=\"n\">p50</th><th class=\"n\">p90</th><th class=\"n\">p99</th>"
       "<th class=\"n\">p99.9</th><th class=\"n\">max</th><th class=\"n\">mean</th>" +
       std::string(open_loop ? "<th class=\"n\">p99 from send</th>" : "") + "<th>answers besides 200</th></tr>\n";
-  LineChart curves{"Latency by percentile, " + scenario,
-                   "percentile (log scale: each step is one more nine)",
-                   "latency",
-                   XScale::percentile,
-                   ms_label,
-                   nullptr,
-                   std::nullopt,
-                   0,
-                   {}};
+  LineChart curves = percentile_chart("Latency by percentile, " + scenario, "latency");
   for (const auto& [name, op] : load[k::load::operations].fields()) {
     const auto l = op[o::latency];
     std::string detail;
@@ -203,15 +206,9 @@ std::string race_section(const DocView& race) {
     winners.highlight.push_back(n != "1");
   }
   out += bar_chart(winners);
-  out += line_chart({"Release skew by percentile",
-                     "percentile (log scale)",
-                     "skew",
-                     XScale::percentile,
-                     ms_label,
-                     nullptr,
-                     std::nullopt,
-                     0,
-                     {{"skew", percentile_curve(skew), false}}});
+  LineChart skews = percentile_chart("Release skew by percentile", "skew");
+  skews.series = {{"skew", percentile_curve(skew), false}};
+  out += line_chart(skews);
   return out + violations_listing(race);
 }
 
@@ -238,24 +235,8 @@ std::string wire_section(const DocView& load, const DocView& wire, const std::st
       "<th class=\"n\">wire p50</th><th class=\"n\">client p99</th><th class=\"n\">wire p99</th>"
       "<th class=\"n\">overhead p50</th><th class=\"n\">overhead p99</th><th class=\"n\">unpaired</th>"
       "<th class=\"n\">incomplete</th></tr>\n";
-  LineChart both{"Client and wire latency by percentile, " + scenario,
-                 "percentile (log scale: each step is one more nine)",
-                 "latency",
-                 XScale::percentile,
-                 ms_label,
-                 nullptr,
-                 std::nullopt,
-                 0,
-                 {}};
-  LineChart overhead{"Harness overhead (client − wire) by percentile, " + scenario,
-                     "percentile (log scale)",
-                     "overhead",
-                     XScale::percentile,
-                     ms_label,
-                     nullptr,
-                     std::nullopt,
-                     0,
-                     {}};
+  LineChart both = percentile_chart("Client and wire latency by percentile, " + scenario, "latency");
+  LineChart overhead = percentile_chart("Harness overhead (client − wire) by percentile, " + scenario, "overhead");
   for (const auto& [name, op] : load[k::load::operations].fields()) {
     const auto w = op.find(k::operation::wire);
     if (!w) continue;
