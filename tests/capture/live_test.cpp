@@ -212,7 +212,9 @@ TEST(PacketRedaction, KeySplitArrivingOutOfOrderNeverSaved) {
     EXPECT_TRUE(a.ends_with("Apikey: " + std::string(head, 'x'))) << "cut at " << cut << ": " << a;
     // The rest came first, before any header: an end of the key at a segment
     // edge is overwritten from 4 bytes on (shorter ones match ordinary text).
-    if (rest >= 4) EXPECT_EQ(b.find(kKey.substr(head)), std::string::npos) << "cut at " << cut << ": " << b;
+    if (rest >= 4) {
+      EXPECT_EQ(b.find(kKey.substr(head)), std::string::npos) << "cut at " << cut << ": " << b;
+    }
   }
 }
 
@@ -515,21 +517,34 @@ void send_request(std::uint16_t port, const std::string& request, std::size_t cu
   ::close(fd);
 }
 
+// The reference service with kKey, on loopback, and the configuration of a
+// capture of it into a file of the temporary folder named after `name`.
+struct LiveTarget {
+  explicit LiveTarget(const std::string& name, std::string host = "127.0.0.1") : server(server_config()) {
+    server.start();
+    file = (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".pcap")).string();
+    config.file = file;
+    config.target_host = std::move(host);
+    config.target_port = server.port();
+    config.api_key = kKey;
+  }
+  static reference::ServerConfig server_config() {
+    reference::ServerConfig c;
+    c.threads = 1;
+    c.service.api_key = kKey;
+    return c;
+  }
+  reference::Server server;
+  std::string file;
+  LiveConfig config;
+};
+
 TEST(LiveCapture, LoopbackCaptureHoldsNoKeyAndDissectsAsHttp) {
   if (::geteuid() != 0) GTEST_SKIP() << "not root: a live capture needs root or CAP_NET_RAW";
-  reference::ServerConfig server_config;
-  server_config.threads = 1;
-  server_config.service.api_key = kKey;
-  reference::Server server(std::move(server_config));
-  server.start();
-  const auto file =
-      (std::filesystem::temp_directory_path() / ("crh-live-test-" + std::to_string(::getpid()) + ".pcap")).string();
-  LiveConfig config;
-  config.file = file;
-  config.target_host = "127.0.0.1";
-  config.target_port = server.port();
-  config.api_key = kKey;
-  LiveCapture capture(config);
+  LiveTarget target("crh-live-test");
+  auto& server = target.server;
+  const auto& file = target.file;
+  LiveCapture capture(target.config);
   if (!capture.summary().made) GTEST_SKIP() << "no capture permitted here: " << capture.summary().not_made;
 
   const auto request = [&](const std::string& method) {
@@ -573,19 +588,10 @@ TEST(LiveCapture, LoopbackCaptureHoldsNoKeyAndDissectsAsHttp) {
 // to (the server listens on 127.0.0.1), and the capture has the packets.
 TEST(LiveCapture, TargetByNameCapturesOnEveryAddress) {
   if (::geteuid() != 0) GTEST_SKIP() << "not root: a live capture needs root or CAP_NET_RAW";
-  reference::ServerConfig server_config;
-  server_config.threads = 1;
-  server_config.service.api_key = kKey;
-  reference::Server server(std::move(server_config));
-  server.start();
-  const auto file =
-      (std::filesystem::temp_directory_path() / ("crh-live-name-" + std::to_string(::getpid()) + ".pcap")).string();
-  LiveConfig config;
-  config.file = file;
-  config.target_host = "localhost";
-  config.target_port = server.port();
-  config.api_key = kKey;
-  LiveCapture capture(config);
+  LiveTarget target("crh-live-name", "localhost");
+  auto& server = target.server;
+  const auto& file = target.file;
+  LiveCapture capture(target.config);
   if (!capture.summary().made) GTEST_SKIP() << "no capture permitted here: " << capture.summary().not_made;
   send_request(server.port(),
                "GET /local-agents HTTP/1.1\r\nHost: localhost\r\nApikey: " + kKey + "\r\nConnection: close\r\n\r\n", 0);
@@ -611,7 +617,9 @@ TEST(LiveCapture, BogusInterfaceSaysWhyAndWritesNothing) {
   const auto& summary = capture.stop();
   EXPECT_FALSE(summary.made);
   EXPECT_FALSE(summary.not_made.empty());
-  if (::geteuid() == 0) EXPECT_NE(summary.not_made.find("crh-nosuch0"), std::string::npos) << summary.not_made;
+  if (::geteuid() == 0) {
+    EXPECT_NE(summary.not_made.find("crh-nosuch0"), std::string::npos) << summary.not_made;
+  }
   EXPECT_FALSE(std::filesystem::exists(file));
   EXPECT_FALSE(std::filesystem::exists(file + ".partial"));
 }
