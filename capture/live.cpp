@@ -14,6 +14,7 @@
 #include <pcap/pcap.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -149,6 +150,7 @@ std::string activate_error(int rc, pcap_t* p, const std::string& iface) {
 
 constexpr std::uint64_t kFileHeader = 24, kRecordHeader = 16;
 constexpr int kBlockTimeoutMs = 50;
+constexpr std::size_t kOutBuffer = 1 << 20;
 
 }  // namespace
 
@@ -165,7 +167,13 @@ struct LiveCapture::Impl {
   std::mutex stop_mutex;
   bool stopped = false;
   std::unique_ptr<detail::PacketRedactor> redactor;
-  std::vector<unsigned char> copy;
+  // Records are copied straight into this buffer, edited there and written
+  // with write(2) when it fills: one copy per packet, no stdio per packet.
+  // libpcap's dumper writes the file header and closes the file.
+  std::vector<unsigned char> out;
+  std::size_t out_used = 0;
+  int out_fd = -1;
+  bool write_failed = false;
   bool checksums_left = false;
   std::string partial;
   pcap_stat stats_at_limit{};
@@ -252,12 +260,28 @@ struct LiveCapture::Impl {
       partial.clear();
       return fail("cannot write " + config.file + ": " + ::pcap_geterr(pcap));
     }
+    if (::pcap_dump_flush(dumper) != 0) return fail("cannot write " + config.file + ": " + ::pcap_geterr(pcap));
+    out_fd = ::fileno(::pcap_dump_file(dumper));
+    out.resize(std::max<std::size_t>(kOutBuffer, kRecordHeader + static_cast<std::size_t>(config.snaplen)));
     summary.bytes = kFileHeader;
     wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     redactor = std::make_unique<detail::PacketRedactor>(config.api_key, config.target_port);
     summary.made = true;
     running = true;
     thread = std::thread([this] { loop(); });
+  }
+
+  void flush_out() {
+    std::size_t done = 0;
+    while (done < out_used && !write_failed) {
+      const auto n = ::write(out_fd, out.data() + done, out_used - done);
+      if (n > 0) {
+        done += static_cast<std::size_t>(n);
+      } else if (n < 0 && errno != EINTR) {
+        write_failed = true;
+      }
+    }
+    out_used = 0;
   }
 
   static void on_packet(u_char* user, const pcap_pkthdr* h, const u_char* bytes) {
@@ -274,12 +298,19 @@ struct LiveCapture::Impl {
       ::pcap_breakloop(pcap);
       return;
     }
-    copy.assign(bytes, bytes + h->caplen);  // libpcap's buffer is read-only
-    const auto r = redactor->redact(link_type, copy);
+    if (out.size() - out_used < kRecordHeader + h->caplen) flush_out();
+    // The record header as pcap_dump writes it: host order, 32-bit seconds.
+    const std::uint32_t header[4] = {static_cast<std::uint32_t>(h->ts.tv_sec), static_cast<std::uint32_t>(h->ts.tv_usec),
+                                     h->caplen, h->len};
+    std::memcpy(out.data() + out_used, header, kRecordHeader);
+    unsigned char* record = out.data() + out_used + kRecordHeader;
+    std::memcpy(record, bytes, h->caplen);  // libpcap's buffer is read-only: the copy is edited
+    const auto r = redactor->redact(link_type, std::span<unsigned char>(record, h->caplen),
+                                    std::span<const unsigned char>(bytes, h->caplen));
+    out_used += kRecordHeader + h->caplen;
     summary.redactions += r.values + r.raw;
     summary.checksums_recomputed = summary.checksums_recomputed || r.checksum_recomputed;
     checksums_left = checksums_left || r.checksum_left;
-    ::pcap_dump(reinterpret_cast<u_char*>(dumper), h, copy.data());
     ++summary.packets;
     summary.bytes += kRecordHeader + h->caplen;
   }
@@ -328,7 +359,8 @@ struct LiveCapture::Impl {
       summary.kernel_dropped = stats.ps_drop;
       summary.interface_dropped = stats.ps_ifdrop;
     }
-    const bool flushed = ::pcap_dump_flush(dumper) == 0 && std::ferror(::pcap_dump_file(dumper)) == 0;
+    flush_out();
+    const bool flushed = !write_failed && ::pcap_dump_flush(dumper) == 0 && std::ferror(::pcap_dump_file(dumper)) == 0;
     ::pcap_dump_close(dumper);
     dumper = nullptr;
     ::pcap_close(pcap);

@@ -2,7 +2,9 @@
 #include "capture/packet_redaction.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <string.h>  // memmem
 #include <deque>
 #include <string_view>
 
@@ -92,6 +94,13 @@ struct Scanner {
   unsigned scan(const unsigned char* data, std::size_t n, std::uint64_t at) {
     unsigned opened = 0;
     for (std::size_t i = 0; i < n; ++i) {
+      if (state == State::other) {  // the rest of a line that is not the header: skipped whole
+        const void* nl = std::memchr(data + i, '\n', n - i);
+        if (nl == nullptr) break;
+        i = static_cast<std::size_t>(static_cast<const unsigned char*>(nl) - data);
+        state = State::line_start;
+        continue;
+      }
       const unsigned char c = data[i];
       const std::uint64_t pos = at + i;
       switch (state) {
@@ -219,10 +228,29 @@ struct PacketRedactor::Flow {
   }
 };
 
+namespace {
+
+// A connection direction: client address, server address, client port,
+// server port, as on the wire (IPv4 addresses take the first 4 bytes of 16).
+struct FlowKey {
+  std::array<std::uint64_t, 5> words{};
+  bool operator==(const FlowKey&) const = default;
+};
+
+struct FlowKeyHash {
+  std::size_t operator()(const FlowKey& k) const noexcept {
+    std::uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (const auto w : k.words) h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+    return static_cast<std::size_t>(h ^ (h >> 31));
+  }
+};
+
+}  // namespace
+
 struct PacketRedactor::Impl {
   std::string key;
   std::uint16_t port = 0;
-  std::unordered_map<std::string, Flow> flows;
+  std::unordered_map<FlowKey, Flow, FlowKeyHash> flows;
   std::size_t pending_total = 0;
 
   // Reads the pending payload that the in-order reader has reached.
@@ -276,7 +304,7 @@ struct PacketRedactor::Impl {
     }
   }
 
-  void erase(std::unordered_map<std::string, Flow>::iterator it) {
+  void erase(std::unordered_map<FlowKey, Flow, FlowKeyHash>::iterator it) {
     pending_total -= it->second.pending_bytes;
     flows.erase(it);
   }
@@ -300,18 +328,19 @@ struct PacketRedactor::Impl {
       }
     };
     const auto* k = reinterpret_cast<const unsigned char*>(key.data());
-    for (const unsigned char* p = data; p + key.size() <= data + n;) {
-      const unsigned char* hit = std::search(p, static_cast<const unsigned char*>(data + n), k, k + key.size());
-      if (hit == data + n) break;
-      fill(static_cast<std::size_t>(hit - static_cast<const unsigned char*>(data)), key.size());
-      p = hit + key.size();
+    for (std::size_t at = 0; at + key.size() <= n;) {
+      const void* hit = ::memmem(data + at, n - at, k, key.size());
+      if (hit == nullptr) break;
+      const auto pos = static_cast<std::size_t>(static_cast<const unsigned char*>(hit) - data);
+      fill(pos, key.size());
+      at = pos + key.size();
     }
     const bool long_key = key.size() >= 2 * kEdgeMin;
     // The start: an end of the key of 4 bytes or more (long keys); of any
     // length when it stops at a byte outside a token (the line's CR, say)
     // and the key is short or the segment's start is not known.
     for (std::size_t len = std::min(n, key.size() - 1); len >= 1; --len) {
-      if (std::memcmp(data, k + key.size() - len, len) != 0) continue;
+      if (data[0] != k[key.size() - len] || std::memcmp(data, k + key.size() - len, len) != 0) continue;
       const bool bounded = len == n || !token_byte(data[len]);
       if ((long_key && len >= kEdgeMin) || ((start_unknown || !long_key) && bounded)) {
         fill(0, len);
@@ -321,7 +350,7 @@ struct PacketRedactor::Impl {
     // The end: a start of the key of 4 bytes or more (long keys); of any
     // length after "apikey:" or, for a short key, after a byte outside a token.
     for (std::size_t len = std::min(n, key.size() - 1); len >= 1; --len) {
-      if (std::memcmp(data + n - len, k, len) != 0) continue;
+      if (data[n - len] != k[0] || std::memcmp(data + n - len, k, len) != 0) continue;
       const std::size_t at = n - len;
       const bool bounded = at == 0 ? start_unknown : !token_byte(data[at - 1]);
       if ((long_key && len >= kEdgeMin) || after_apikey_name(data, at) || (!long_key && bounded)) {
@@ -343,6 +372,12 @@ std::size_t PacketRedactor::tracked_flows() const { return impl_->flows.size(); 
 std::size_t PacketRedactor::pending_bytes() const { return impl_->pending_total; }
 
 RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> packet) {
+  return redact(link_type, packet, {});
+}
+
+RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> packet,
+                                       std::span<const unsigned char> original) {
+  if (!original.empty() && original.size() != packet.size()) original = {};
   RedactionResult result;
   bool edited = false;
   // Not readable as a TCP segment: the key is overwritten wherever it is in
@@ -411,22 +446,29 @@ RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> p
 
   // Whether the checksum is right before the edit: only then is it made right again.
   const bool whole = captured == tcp_len;
-  const bool valid_before =
-      whole && tcp_checksum_fold(version == 6, src, dst, std::span<const unsigned char>(tcp, tcp_len)) == 0xFFFF;
+  // Summed from the packet now, or from the original once it is known to be edited.
+  auto valid_in = [&](const unsigned char* base) {
+    const auto at = [&](const unsigned char* p) { return base + (p - packet.data()); };
+    return whole && tcp_checksum_fold(version == 6, at(src), at(dst),
+                                      std::span<const unsigned char>(at(tcp), tcp_len)) == 0xFFFF;
+  };
+  const bool valid_now = original.empty() && valid_in(packet.data());
 
   const std::size_t alen = version == 6 ? 16 : 4;
   auto flow_id = [&](const unsigned char* client, const unsigned char* server, const unsigned char* cport,
                      const unsigned char* sport_bytes) {
-    std::string id(reinterpret_cast<const char*>(client), alen);
-    id.append(reinterpret_cast<const char*>(server), alen);
-    id.append(reinterpret_cast<const char*>(cport), 2);
-    id.append(reinterpret_cast<const char*>(sport_bytes), 2);
+    FlowKey id;
+    auto* bytes = reinterpret_cast<unsigned char*>(id.words.data());
+    std::memcpy(bytes, client, alen);
+    std::memcpy(bytes + 16, server, alen);
+    std::memcpy(bytes + 32, cport, 2);
+    std::memcpy(bytes + 34, sport_bytes, 2);
     return id;
   };
   auto& flows = impl_->flows;
   bool start_unknown = false;
   if (dport == impl_->port && (n > 0 || syn || fin || rst)) {
-    const std::string id = flow_id(src, dst, tcp, tcp + 2);
+    const FlowKey id = flow_id(src, dst, tcp, tcp + 2);
     auto it = flows.find(id);
     if (it == flows.end()) {
       if (n == 0 && !syn) return result;  // FIN or RST of a flow not tracked
@@ -513,7 +555,7 @@ RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> p
   result.raw = impl_->redact_raw(payload, n, start_unknown, edited);
   result.edited = edited;
   if (edited) {
-    if (valid_before) {
+    if (original.empty() ? valid_now : valid_in(original.data())) {
       tcp[16] = tcp[17] = 0;
       const auto sum = static_cast<std::uint16_t>(
           ~tcp_checksum_fold(version == 6, src, dst, std::span<const unsigned char>(tcp, tcp_len)));

@@ -39,6 +39,11 @@ class PacketRedactor {
   // has the key overwritten wherever it is in the bytes after the IP header
   // (the whole packet when the link type is unknown).
   RedactionResult redact(int link_type, std::span<unsigned char> packet);
+  // The same, where `packet` is a copy of `original` (the same bytes, not
+  // yet edited): the checksum's validity before the edit is then read from
+  // `original`, and only for a packet that was edited, which spares summing
+  // every segment on the capture thread.
+  RedactionResult redact(int link_type, std::span<unsigned char> packet, std::span<const unsigned char> original);
 
   // For tests: connection directions tracked now (erased on FIN or RST,
   // bounded), and payload bytes held ahead of a gap, over all of them.

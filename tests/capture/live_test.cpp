@@ -246,6 +246,21 @@ TEST(PacketRedaction, ValidChecksumRecomputedAfterTheEdit) {
   }
 }
 
+// The capture thread edits a copy and reads the checksum's validity from
+// libpcap's unedited bytes, and only for edited packets: the same outcome.
+TEST(PacketRedaction, ChecksumValidityReadFromTheOriginalWhenGiven) {
+  for (bool valid : {true, false}) {
+    detail::PacketRedactor redactor(kKey, kServerPort);
+    const Bytes original = frame({.payload = request_with(kKey), .valid_checksum = valid});
+    Bytes p = original;
+    const auto r = redactor.redact(DLT_EN10MB, p, original);
+    EXPECT_EQ(payload_of(p), redacted_request(kKey));
+    EXPECT_EQ(r.checksum_recomputed, valid);
+    EXPECT_EQ(r.checksum_left, !valid);
+    EXPECT_EQ(checksum_valid(p, false), valid);
+  }
+}
+
 TEST(PacketRedaction, OffloadedChecksumLeftAsItWas) {
   detail::PacketRedactor redactor(kKey, kServerPort);
   Bytes p = frame({.payload = request_with(kKey)});
