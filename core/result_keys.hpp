@@ -151,6 +151,11 @@ inline constexpr Key thresholds = "thresholds";
 inline constexpr Key history = "history";
 inline constexpr Key restore_problems = "restore_problems";
 inline constexpr Key wire = "wire";  // a capture paired with the requests (absent without one)
+// Scale-out (absent unless sharded or started with --start-at): the shards a
+// result is made of, those left out as duplicates, and what the set holds.
+inline constexpr Key shards = "shards";
+inline constexpr Key shards_left_out = "shards_left_out";
+inline constexpr Key shard_set = "shard_set";
 }  // namespace load
 
 // load config: what the run was asked to do (connections 0: the scenario's default)
@@ -273,7 +278,48 @@ inline constexpr Key limit = "limit";
 inline constexpr Key unit = "unit";
 inline constexpr Key description = "description";
 inline constexpr Key implicit = "default";  // absent in older documents
+inline constexpr Key deferred = "deferred";  // a shard's: judged on the merged shards (absent: false)
 }  // namespace threshold
+
+// shards[] and shards_left_out[]: one shard's provenance
+namespace shard {
+inline constexpr Key index = "index";
+inline constexpr Key count = "count";
+inline constexpr Key run_id = "run_id";
+inline constexpr Key host = "host";
+inline constexpr Key planned_unix_ns = "planned_unix_ns";  // --start-at; 0: none
+inline constexpr Key planned_at = "planned_at";            // the same, RFC 3339 (absent without --start-at)
+inline constexpr Key started_unix_ns = "started_unix_ns";  // when measuring began
+inline constexpr Key started_at = "started_at";            // the same, RFC 3339 with nanoseconds
+inline constexpr Key start_offset_ns = "start_offset_ns";  // after the earliest shard's start (a set's)
+inline constexpr Key late = "late";                        // began after --start-at had passed
+inline constexpr Key clock = "clock";
+inline constexpr Key connections = "connections";
+inline constexpr Key rate = "rate";
+inline constexpr Key achieved_rate = "achieved_rate";
+inline constexpr Key requests = "requests";
+inline constexpr Key file = "file";  // set by crh report: the result it came from
+}  // namespace shard
+
+// shards[].clock: where the start instants come from
+namespace clock_source {
+inline constexpr Key source = "source";
+inline constexpr Key synchronized = "synchronized";  // the kernel's NTP state
+inline constexpr Key max_error_us = "max_error_us";  // -1: unknown
+}  // namespace clock_source
+
+// shard_set: the shards of one run
+namespace shard_set {
+using shard::run_id;
+using shard::count;
+inline constexpr Key present = "present";
+inline constexpr Key missing = "missing";
+inline constexpr Key duplicated = "duplicated";
+inline constexpr Key complete = "complete";
+inline constexpr Key start_skew_ns = "start_skew_ns";  // latest start minus earliest
+inline constexpr Key first_start_unix_ns = "first_start_unix_ns";
+using shard::late;  // the indices of late shards
+}  // namespace shard_set
 
 // history: the --history file and the operations written to it
 namespace history {

@@ -4,6 +4,8 @@
 // and the I/O are in the files engine_parts.hpp lists.
 #include "loadgen/engine.hpp"
 
+#include <unistd.h>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
@@ -47,6 +49,30 @@ int default_connections(const LoadConfig& c, const Discovery& d) {
 
 using Workers = std::vector<std::unique_ptr<Worker>>;
 
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("?");
+}
+
+std::int64_t unix_ns(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+// Sleeps until `t` on the wall clock (the one shards on several hosts share),
+// the last 2 ms spinning so the start is within microseconds of it. Returns
+// false when `t` had already passed; stops early when asked.
+bool wait_until(std::chrono::system_clock::time_point t, const std::atomic<bool>& stop) {
+  using std::chrono::system_clock;
+  if (system_clock::now() >= t) return false;
+  const auto coarse = std::chrono::milliseconds(2);
+  while (!stop.load() && system_clock::now() < t - coarse)
+    std::this_thread::sleep_for(std::min<system_clock::duration>(t - coarse - system_clock::now(),
+                                                                 std::chrono::milliseconds(100)));
+  while (!stop.load() && system_clock::now() < t) {
+  }
+  return true;
+}
+
 // The schedule of an open-loop run: each connection sends one request per
 // interval, so that all of them together reach the asked rate.
 struct Schedule {
@@ -63,7 +89,7 @@ void spawn_connections(Run& run, Workers& workers, int connections, const Schedu
     Worker& w = *workers[static_cast<std::size_t>(i % threads)];
     ++w.active;
     if (run.config.scenario == Scenario::race) {
-      net::co_spawn(w.ctx, race_slot(w, i / threads), net::detached);
+      net::co_spawn(w.ctx, race_slot(w, run.first_slot + i), net::detached);
       continue;
     }
     const Mix* mix = nullptr;
@@ -123,7 +149,7 @@ void run_threads(Run& run, Workers& workers, Progress& progress) {
 }
 
 // Why the figures may measure the generator rather than the target.
-void judge_validity(LoadResult& result, const LoadConfig& config, const Schedule& schedule, std::uint64_t completed,
+void judge_validity(LoadResult& result, double rate, const Schedule& schedule, std::uint64_t completed,
                     std::uint64_t achieved) {
   if (result.generator_cpu >= 0.95)
     result.invalid.push_back("a generator thread was busy " +
@@ -132,17 +158,18 @@ void judge_validity(LoadResult& result, const LoadConfig& config, const Schedule
   if (schedule.open_loop && completed > 0) {
     const double late_share =
         static_cast<double>(result.stats.late) / static_cast<double>(std::max<std::uint64_t>(1, achieved));
-    if (result.achieved_rate < 0.95 * config.rate && late_share > 0.05)
+    if (result.achieved_rate < 0.95 * rate && late_share > 0.05)
       result.invalid.push_back("behind schedule: " + std::to_string(static_cast<int>(late_share * 100)) +
                                "% of requests were sent more than one interval late while the rate reached " +
                                std::to_string(static_cast<long>(result.achieved_rate)) + " of " +
-                               std::to_string(static_cast<long>(config.rate)) +
+                               std::to_string(static_cast<long>(rate)) +
                                "/s; add --connections so that slow answers do not hold the schedule back");
   }
 }
 
 // The threads' statistics merged, the rates and the validity verdict.
-LoadResult collect(Run& run, Workers& workers, const Schedule& schedule, Clock::time_point ended, bool interrupted) {
+LoadResult collect(Run& run, Workers& workers, const Schedule& schedule, Clock::time_point ended, bool interrupted,
+                   double rate) {
   const auto& config = run.config;
   LoadResult result;
   std::int64_t busiest_cpu = 0;
@@ -169,13 +196,13 @@ LoadResult collect(Run& run, Workers& workers, const Schedule& schedule, Clock::
   // Open loop: the rate of the schedule's own requests, comparable with the asked rate.
   const auto achieved = schedule.open_loop ? result.stats.scheduled : completed;
   result.achieved_rate = result.wall_s > 0 ? static_cast<double>(achieved) / result.wall_s : 0;
-  result.intended_rate = schedule.open_loop ? config.rate : 0;
+  result.intended_rate = schedule.open_loop ? rate : 0;
   const double run_s = std::chrono::duration<double>(ended - run.start).count();
   result.generator_cpu = run_s > 0 ? static_cast<double>(busiest_cpu) / 1e9 / run_s : 0;
 
   if (run.connected.load() == 0)
     throw std::runtime_error("no connection to " + config.target.base.to_string() + " could be opened");
-  judge_validity(result, config, schedule, completed, achieved);
+  judge_validity(result, rate, schedule, completed, achieved);
   return result;
 }
 
@@ -192,26 +219,48 @@ LoadResult run_load(const LoadConfig& config, const Discovery& discovery, Progre
   Run run(config, discovery, endpoints, progress.stop, calls);
   if (!config.history_file.empty()) run.history.open(config.history_file);
   const int threads = std::max(1, config.threads);
-  const int connections = default_connections(config, discovery);
+  const int whole = default_connections(config, discovery);
+  const Share share = share_of(whole, config.shard);
+  if (share.count == 0)
+    throw std::runtime_error("shard " + std::to_string(config.shard.index) + "/" + std::to_string(config.shard.count) +
+                             " has no part of the load's " + std::to_string(whole) +
+                             (config.scenario == Scenario::race ? " rounds in flight" : " connections") +
+                             ": give --connections at least the number of shards");
+  const int connections = share.count;
+  run.first_slot = share.first;
+  const double rate = rate_share(config.rate, whole, config.shard);
   Workers workers;
   for (int i = 0; i < threads; ++i) workers.push_back(std::make_unique<Worker>(run, i));
 
+  ShardRecord record{.shard = config.shard, .run_id = config.run_id, .host = host_name(), .clock = read_clock_source()};
+  if (config.start_at) {
+    record.planned_unix_ns = unix_ns(*config.start_at);
+    // Warm-up, if any, runs just before the instant, so measuring starts at it.
+    record.late = !wait_until(*config.start_at - config.warmup, progress.stop);
+  }
   run.start = Clock::now();
+  record.started_unix_ns = unix_ns(std::chrono::system_clock::now() + config.warmup);
   run.measure_from = run.start + config.warmup;
   run.measure_until = run.measure_from + config.duration;
   run.hard_end = run.measure_until + config.timeout;
   Schedule schedule;
-  schedule.open_loop = config.rate > 0 && config.scenario != Scenario::race;
+  schedule.open_loop = rate > 0 && config.scenario != Scenario::race;
   if (schedule.open_loop)
-    schedule.interval =
-        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(connections / config.rate));
+    schedule.interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(connections / rate));
 
   std::vector<Mix> mixes(static_cast<std::size_t>(threads));
   std::vector<Prepared> singles(static_cast<std::size_t>(threads));
   spawn_connections(run, workers, connections, schedule, mixes, singles);
   run_threads(run, workers, progress);
-  auto result = collect(run, workers, schedule, Clock::now(), progress.stop.load());
+  auto result = collect(run, workers, schedule, Clock::now(), progress.stop.load(), rate);
   result.connections = connections;
+  if (config.shard.sharded() || config.start_at) {
+    record.connections = connections;
+    record.rate = schedule.open_loop ? rate : 0;
+    record.achieved_rate = result.achieved_rate;
+    for (const auto& s : result.stats.ops) record.requests += s.count();
+    result.shards.push_back(std::move(record));
+  }
   return result;
 }
 

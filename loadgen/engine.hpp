@@ -15,6 +15,7 @@
 #include "core/target.hpp"
 #include "loadgen/checker.hpp"
 #include "loadgen/history.hpp"
+#include "loadgen/shard.hpp"
 #include "loadgen/stats.hpp"
 
 namespace crh::loadgen {
@@ -22,11 +23,9 @@ namespace crh::loadgen {
 enum class Scenario { race, mixed, get };
 std::string_view to_string(Scenario s);
 
-// The database key the mixed scenario reads and writes (restored afterwards),
-// the value it writes, and the tag name of every alias a load tags.
-inline constexpr std::string_view kLoadDatabaseKey = "crh-probe-load";
+// The value the mixed scenario writes to its database key (restored
+// afterwards). The key and the tag name are the shard's (shard.hpp).
 inline constexpr std::string_view kLoadDatabaseValue = "crh load";
-inline constexpr std::string_view kLoadTagName = "crh-load";
 
 struct MixEntry {
   OpKind op;
@@ -55,7 +54,13 @@ struct LoadConfig {
   // Keep a record of every request written on a socket (LoadResult::client_*),
   // so that a capture of the run can be paired with them (capture/wire_timing).
   bool keep_client_exchanges = false;
+  // Scale-out: the part of the load this process runs. `connections` and
+  // `rate` stay the whole load's; the engine takes the shard's share of them.
+  Shard shard;
+  std::string run_id;  // names the run the shards belong to (sharded runs)
+  std::optional<std::chrono::system_clock::time_point> start_at;  // measuring starts at this instant
 };
+
 
 // A connection the engine opened, for pairing with a capture's TCP streams.
 struct ClientConnection {
@@ -93,6 +98,11 @@ struct LoadResult {
   std::vector<Violation> violations;  // the first max_violations_kept
   std::uint64_t history_ops = 0;      // operations written to --history
   int connections = 0;                // connections it ran (race: rounds in flight), defaults resolved; 0: not known
+  // Sharded or --start-at: this run's record (one), or after a merge the
+  // shards merged, and those left out as duplicates of an index.
+  std::vector<ShardRecord> shards;
+  std::vector<ShardRecord> shards_left_out;
+  bool shards_merged = false;  // made by crh report from the shards' results: judged as the whole load
   double wall_s = 0;                  // measured time actually elapsed
   double intended_rate = 0;           // open loop: the asked rate; else 0
   double achieved_rate = 0;           // requests completed per second while measuring

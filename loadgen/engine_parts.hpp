@@ -103,6 +103,7 @@ struct Run {
   tcp::resolver::results_type endpoints;
   Clock::time_point start, measure_from, measure_until;
   Clock::time_point hard_end;  // measure_until + timeout: no request outlives it
+  int first_slot = 0;          // the shard's first race slot (connection) of the whole load
   std::atomic<bool>& stop;
   const core::CallDriver& calls;  // the race's calls: their bytes and what an answer means
   std::atomic<std::uint64_t> round_ids{0};
@@ -122,7 +123,12 @@ struct Run {
 };
 
 struct Worker {
-  Worker(Run& r, int i) : run(r), index(i), rng(r.config.seed * 7919 + static_cast<std::uint64_t>(i)) {}
+  // Unsharded, shard 0's sequences: a shard's own seed keeps the shards' mixes apart.
+  Worker(Run& r, int i)
+      : run(r),
+        index(i),
+        rng(r.config.seed * 7919 + static_cast<std::uint64_t>(r.config.shard.index) * 65'537 +
+            static_cast<std::uint64_t>(i)) {}
   Run& run;
   int index;
   net::io_context ctx{1};
@@ -226,6 +232,8 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
 // ---- race.cpp
 
 // One race slot: a control connection tags, `config.callers` callers race.
+// `slot`: its place in the whole load (all threads, all shards), which makes
+// its callers' numbers distinct from every other slot's.
 net::awaitable<void> race_slot(Worker& w, int slot);
 
 }  // namespace crh::loadgen::engine

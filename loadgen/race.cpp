@@ -85,10 +85,10 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
   co_await wg.wait();
 }
 
-std::string caller_number(int worker, int slot, int caller, int callers) {
-  // Distinct numbers for every caller of every slot: a binding that outlives its
-  // epoch shows up as a refusal of another slot's callers.
-  const long n = (static_cast<long>(worker) * 1000 + slot) * callers + caller;
+std::string caller_number(int slot, int caller, int callers) {
+  // Distinct numbers for every caller of every slot of every shard: a binding
+  // that outlives its epoch shows up as a refusal of another slot's callers.
+  const long n = static_cast<long>(slot) * callers + caller;
   char buf[32];
   std::snprintf(buf, sizeof buf, "+1555%07ld", n % 10'000'000);
   return buf;
@@ -112,7 +112,7 @@ Slot open_slot(Worker& w, int slot) {
   s.control = &w.new_conn();
   for (int i = 0; i < k; ++i) {
     s.callers.push_back(&w.new_conn());
-    s.numbers.push_back(caller_number(w.index, slot, i, k));
+    s.numbers.push_back(caller_number(slot, i, k));
   }
   s.tag_bytes = bytes_for(w.run, request_for(w.run.config, OpKind::tag, ""));
   const auto n = static_cast<std::size_t>(k);

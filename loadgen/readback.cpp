@@ -265,6 +265,40 @@ void read_wire(const json::object& doc, LoadResult& r) {
   r.wire = std::move(w);
 }
 
+std::vector<ShardRecord> shards_at(const json::object& doc, std::string_view key) {
+  std::vector<ShardRecord> out;
+  if (!doc.contains(key)) return out;  // not sharded (or an older document)
+  namespace s = k::shard;
+  namespace c = k::clock_source;
+  const std::string where(key);
+  for (const auto& v : array_at(doc, key, "")) {
+    const auto& o = core::as_object(v, where + "[]");
+    const auto w = where + "[]";
+    ShardRecord r;
+    r.shard.index = static_cast<int>(count_at(o, s::index, w));
+    r.shard.count = static_cast<int>(count_at(o, s::count, w));
+    if (r.shard.count < 1 || r.shard.index >= r.shard.count)
+      throw std::runtime_error(w + ": shard " + std::to_string(r.shard.index) + "/" + std::to_string(r.shard.count) +
+                               " is not a shard index below the count");
+    r.run_id = string_at(o, s::run_id, w);
+    r.host = string_at(o, s::host, w);
+    r.planned_unix_ns = integer_at(o, s::planned_unix_ns, w);
+    r.started_unix_ns = integer_at(o, s::started_unix_ns, w);
+    r.late = bool_at(o, s::late, w);
+    const auto& clock = object_at(o, s::clock, w);
+    r.clock.name = string_at(clock, c::source, w + ".clock");
+    r.clock.synchronized = bool_at(clock, c::synchronized, w + ".clock");
+    r.clock.max_error_us = integer_at(clock, c::max_error_us, w + ".clock");
+    r.connections = static_cast<int>(count_at(o, s::connections, w));
+    r.rate = number_at(o, s::rate, w);
+    r.achieved_rate = number_at(o, s::achieved_rate, w);
+    r.requests = count_at(o, s::requests, w);
+    if (o.contains(s::file)) r.file = string_at(o, s::file, w);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace
 
 LoadRun read_load_document(const json::object& doc) {
@@ -280,6 +314,8 @@ LoadRun read_load_document(const json::object& doc) {
   read_race(doc, run);
   read_thresholds_and_history(doc, run);
   read_wire(doc, run.result);
+  run.result.shards = shards_at(doc, k::load::shards);
+  run.result.shards_left_out = shards_at(doc, k::load::shards_left_out);
   return run;
 }
 
@@ -326,6 +362,9 @@ LoadRun merge_load_runs(LoadRun a, const LoadRun& b) {
       a.result.connections > 0 && b.result.connections > 0 ? a.result.connections + b.result.connections : 0;
   a.info.restore_problems.insert(a.info.restore_problems.end(), b.info.restore_problems.begin(),
                                  b.info.restore_problems.end());
+  r.shards.insert(r.shards.end(), b.result.shards.begin(), b.result.shards.end());
+  r.shards_left_out.insert(r.shards_left_out.end(), b.result.shards_left_out.begin(), b.result.shards_left_out.end());
+  r.shards_merged = r.shards_merged || b.result.shards_merged;
   return a;
 }
 

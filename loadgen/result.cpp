@@ -182,7 +182,7 @@ std::vector<ThresholdVerdict> evaluate(const std::vector<Threshold>& thresholds,
 int exit_code_of(const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts) {
   if (r.violation_count > 0 || proved_nothing(r)) return 1;
   for (const auto& v : verdicts)
-    if (!v.held) return 1;
+    if (!v.held && !v.deferred) return 1;
   return 0;
 }
 
@@ -192,13 +192,16 @@ int connections_run(const LoadConfig& config, const LoadResult& result) {
 
 namespace {
 
-json::object config_json(const LoadConfig& c) {
+// A shard's result says what the shard ran (its share), so that the shards'
+// configurations add up to the whole load when merged.
+json::object config_json(const LoadConfig& c, const LoadResult& r) {
   namespace o = k::load_config;
+  const bool one_shard = c.shard.sharded() && r.shards.size() == 1;
   json::array mix;
   for (const auto& m : c.mix) mix.push_back(json::object{{k::mix::op, to_string(m.op)}, {k::mix::weight, m.weight}});
   return json::object{{o::scenario, to_string(c.scenario)},
-                      {o::connections, c.connections},
-                      {o::rate, c.rate},
+                      {o::connections, one_shard ? r.shards.front().connections : c.connections},
+                      {o::rate, one_shard ? r.shards.front().rate : c.rate},
                       {o::threads, c.threads},
                       {o::duration_s, std::chrono::duration<double>(c.duration).count()},
                       {o::warmup_s, std::chrono::duration<double>(c.warmup).count()},
@@ -213,16 +216,26 @@ json::object config_json(const LoadConfig& c) {
 }
 
 json::object verdict_json(const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts) {
-  const int code = exit_code_of(r, verdicts);
+  int code = exit_code_of(r, verdicts);
   std::string reason;
   if (r.violation_count) reason = std::to_string(r.violation_count) + " invariant violation(s)";
-  std::size_t breached = 0;
-  for (const auto& v : verdicts) breached += !v.held;
+  std::size_t breached = 0, deferred = 0;
+  for (const auto& v : verdicts) {
+    breached += !v.held && !v.deferred;
+    deferred += v.deferred;
+  }
   if (breached) reason += (reason.empty() ? "" : "; ") + std::to_string(breached) + " threshold(s) breached";
   if (auto why = proved_nothing(r)) reason += (reason.empty() ? "" : "; ") + *why;
-  if (reason.empty()) reason = "no invariant broke and every threshold held";
+  const auto incomplete = incomplete_shards(r);
+  if (incomplete) {
+    code = 1;
+    reason += (reason.empty() ? "" : "; ") + *incomplete;
+  }
+  if (reason.empty())
+    reason = deferred ? "no invariant broke; the thresholds are judged on the merged shards (crh report)"
+                      : "no invariant broke and every threshold held";
   namespace v = k::verdict;
-  return json::object{{v::status, code ? "failed" : "passed"},
+  return json::object{{v::status, incomplete ? "incomplete" : code ? "failed" : "passed"},
                       {v::exit_code, code},
                       {v::reason, reason},
                       {v::valid, r.invalid.empty()},
@@ -304,19 +317,90 @@ json::array thresholds_json(const std::vector<ThresholdVerdict>& verdicts) {
                      {t::actual, std::isfinite(v.actual) ? json::value(v.actual) : json::value(nullptr)},
                      {t::limit, v.threshold.limit},
                      {t::unit, unit_of(v.threshold.quantity)},
-                     {t::description, describe(v.threshold, v.actual, v.held)},
-                     {t::implicit, v.threshold.implicit}});
+                     {t::description, v.deferred ? "this shard alone: " + describe(v.threshold, v.actual, v.held) +
+                                                       " (judged on the merged shards)"
+                                                 : describe(v.threshold, v.actual, v.held)},
+                     {t::implicit, v.threshold.implicit},
+                     {t::deferred, v.deferred}});
   return thresholds;
 }
 
+std::string iso8601_ns(std::int64_t unix_ns) {
+  const auto seconds = unix_ns >= 0 ? unix_ns / 1'000'000'000 : (unix_ns - 999'999'999) / 1'000'000'000;
+  const auto text = core::iso8601(std::chrono::system_clock::time_point(std::chrono::seconds(seconds)));
+  char frac[16];
+  std::snprintf(frac, sizeof frac, ".%09lld", static_cast<long long>(unix_ns - seconds * 1'000'000'000));
+  return text.substr(0, text.size() - 1) + frac + "Z";
+}
+
+json::array shards_json(const std::vector<ShardRecord>& shards, std::int64_t first_start_unix_ns) {
+  namespace s = k::shard;
+  namespace c = k::clock_source;
+  json::array out;
+  for (const auto& r : shards) {
+    json::object o{{s::index, r.shard.index},
+                   {s::count, r.shard.count},
+                   {s::run_id, r.run_id},
+                   {s::host, core::valid_utf8(r.host)},
+                   {s::planned_unix_ns, r.planned_unix_ns},
+                   {s::started_unix_ns, r.started_unix_ns},
+                   {s::started_at, iso8601_ns(r.started_unix_ns)},
+                   {s::start_offset_ns, r.started_unix_ns - first_start_unix_ns},
+                   {s::late, r.late},
+                   {s::clock, json::object{{c::source, r.clock.name},
+                                           {c::synchronized, r.clock.synchronized},
+                                           {c::max_error_us, r.clock.max_error_us}}},
+                   {s::connections, r.connections},
+                   {s::rate, r.rate},
+                   {s::achieved_rate, r.achieved_rate},
+                   {s::requests, r.requests}};
+    if (r.planned_unix_ns != 0) o[s::planned_at] = iso8601_ns(r.planned_unix_ns);
+    if (!r.file.empty()) o[s::file] = core::valid_utf8(r.file);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+json::object shard_set_json(const ShardSet& set) {
+  namespace s = k::shard_set;
+  return json::object{{s::run_id, set.run_id},
+                      {s::count, set.count},
+                      {s::present, json::value_from(set.present)},
+                      {s::missing, json::value_from(set.missing)},
+                      {s::duplicated, json::value_from(set.duplicated)},
+                      {s::complete, set.complete()},
+                      {s::start_skew_ns, set.start_skew_ns},
+                      {s::first_start_unix_ns, set.first_start_unix_ns},
+                      {s::late, json::value_from(set.late)}};
+}
+
 }  // namespace
+
+std::optional<std::string> incomplete_shards(const LoadResult& r) {
+  if (!r.shards_merged || r.shards.empty()) return std::nullopt;
+  const auto set = shard_set_of(r.shards, r.shards_left_out);
+  auto list = [](const std::vector<int>& v) {
+    std::string out;
+    for (int i : v) out += (out.empty() ? "" : ", ") + std::to_string(i);
+    return out;
+  };
+  std::string why;
+  if (!set.missing.empty())
+    why = "shard(s) " + list(set.missing) + " of " + std::to_string(set.count) +
+          " missing: the merged figures are not the whole load";
+  if (!set.duplicated.empty())
+    why += (why.empty() ? "" : "; ") + std::string("shard(s) ") + list(set.duplicated) +
+           " given more than once (only the first of each is merged)";
+  if (why.empty()) return std::nullopt;
+  return why;
+}
 
 json::object result_document(const LoadConfig& c, const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts,
                              const RunInfo& info) {
   namespace l = k::load;
   json::object doc = core::result_envelope(k::kind_load, info.started, r.wall_s * 1000.0, c.target.base,
                                            c.target.channel, info.embedded);
-  doc[k::envelope::config] = config_json(c);
+  doc[k::envelope::config] = config_json(c, r);
   doc[k::envelope::verdict] = verdict_json(r, verdicts);
   doc[l::totals] = totals_json(r, connections_run(c, r));
   json::object ops;
@@ -331,6 +415,12 @@ json::object result_document(const LoadConfig& c, const LoadResult& r, const std
   doc[l::history] = json::object{{k::history::file, c.history_file}, {k::history::operations, r.history_ops}};
   doc[l::restore_problems] = json::value_from(info.restore_problems);
   if (r.wire) doc[l::wire] = wire_json(*r.wire);
+  if (!r.shards.empty()) {
+    const auto set = shard_set_of(r.shards, r.shards_left_out);
+    doc[l::shards] = shards_json(r.shards, set.first_start_unix_ns);
+    if (!r.shards_left_out.empty()) doc[l::shards_left_out] = shards_json(r.shards_left_out, set.first_start_unix_ns);
+    if (r.shards_merged) doc[l::shard_set] = shard_set_json(set);  // a set is what crh report merged
+  }
   return doc;
 }
 

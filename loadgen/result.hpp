@@ -19,6 +19,9 @@ struct ThresholdVerdict {
   Threshold threshold;
   double actual = 0;  // NaN when nothing was measured
   bool held = false;
+  // A shard's part of a load: judged on the merged shards (crh report), so
+  // its own figure neither fails nor passes the shard.
+  bool deferred = false;
 };
 
 // Parses every expression; throws std::invalid_argument naming the bad one,
@@ -38,6 +41,10 @@ std::vector<ThresholdVerdict> evaluate(const std::vector<Threshold>& thresholds,
 // 1 when an invariant broke, a threshold was breached or the run proved
 // nothing, else 0.
 int exit_code_of(const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts);
+
+// Why a merge of shards (crh report) is not the whole load: an index
+// missing, or given twice. Nothing for a run's own result.
+std::optional<std::string> incomplete_shards(const LoadResult& r);
 
 struct RunInfo {
   std::chrono::system_clock::time_point started;

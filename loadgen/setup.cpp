@@ -123,7 +123,7 @@ void probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
     throw SetupError("the race needs the call hook (DESIGN.md §4), and the profile says the target has none");
   const std::string base = c.target.base.to_string();
   auto tag = expect_ok(
-      client, c, op(c, Operation::tag, {.tag = std::string(kLoadTagName), .minutes = c.target.dialect.minutes.fit(1)}),
+      client, c, op(c, Operation::tag, {.tag = load_tag_name(c.shard), .minutes = c.target.dialect.minutes.fit(1)}),
       "tagging an alias");
   auto alias = tagged_alias_id(c.target.dialect.fields, tag.response->body);
   if (!alias) throw SetupError("tagging an alias: the answer names no alias id: " + answer_text(tag));
@@ -133,6 +133,33 @@ void probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
     throw SetupError("the call hook did not connect the first caller of a freshly tagged alias: " + hook.method + " " +
                      base + hook.path_for(c.target.channel, *alias) + " got " + answer_text(call) +
                      ". The race needs the hook of DESIGN.md §4 (README: the call hook)");
+}
+
+// A sharded mix reads and changes only its shard's agents and calls only its
+// shard's aliases: another shard's snooze of the same agent would read as a
+// broken rule in this shard's checker. (The race's aliases are picked by the
+// target's tag operation, so the race needs no split of them.)
+void share_discovery(const LoadConfig& c, Discovery& d, FoundState& found) {
+  const auto shard_text = std::to_string(c.shard.index) + "/" + std::to_string(c.shard.count);
+  auto uses = [&](OpKind op) {
+    return std::any_of(c.mix.begin(), c.mix.end(), [&](const MixEntry& m) { return m.op == op && m.weight > 0; });
+  };
+  const auto all_agents = d.agents.size(), all_aliases = d.aliases.size();
+  d.agents = strided(std::move(d.agents), c.shard);
+  d.aliases = strided(std::move(d.aliases), c.shard);
+  std::erase_if(found.agent_states, [&](const auto& state) {
+    return std::find(d.agents.begin(), d.agents.end(), state.first) == d.agents.end();
+  });
+  if (d.agents.empty() && (uses(OpKind::get_agent) || uses(OpKind::snooze) || uses(OpKind::wake)))
+    throw SetupError("shard " + shard_text + ": the target lists " + std::to_string(all_agents) + " agent(s) for " +
+                     std::to_string(c.shard.count) +
+                     " shards, none for this one (each shard reads and changes its own agents): use fewer shards, "
+                     "or a --mix without get-agent, snooze and wake");
+  if (d.aliases.empty() && uses(OpKind::call))
+    throw SetupError("shard " + shard_text + ": channel " + c.target.channel + " lists " + std::to_string(all_aliases) +
+                     " alias(es) for " + std::to_string(c.shard.count) +
+                     " shards, none for this one (each shard calls its own aliases): use fewer shards, or a --mix "
+                     "without call");
 }
 
 }  // namespace
@@ -156,13 +183,14 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
   }
   discover_agents(client, c, d, found);
   discover_aliases(client, c, d);
+  if (c.scenario == Scenario::mixed && c.shard.sharded()) share_discovery(c, d, found);
 
   found.database_value =
-      database_value_in(c, client.send(op(c, Operation::db_get, {.id = std::string(kLoadDatabaseKey)})));
+      database_value_in(c, client.send(op(c, Operation::db_get, {.id = load_database_key(c.shard)})));
 
   if (c.scenario == Scenario::mixed)  // so that the mix's reads find the key (restored afterwards)
     expect_ok(client, c,
-              op(c, Operation::db_set, {.id = std::string(kLoadDatabaseKey), .value = std::string(kLoadDatabaseValue)}),
+              op(c, Operation::db_set, {.id = load_database_key(c.shard), .value = std::string(kLoadDatabaseValue)}),
               "writing the database key the mix reads");
   if (c.scenario == Scenario::race) probe_call_hook(client, c);
   return d;
@@ -176,7 +204,7 @@ std::optional<std::string> load_tags(core::HttpClient& client, const LoadConfig&
   auto list = client.send(op(c, Operation::list_aliases));
   if (!list.response || list.response->status != 200) return answer_text(list);
   auto v = parse(list.response->body);
-  auto tagged = v ? core::api::aliases_tagged(names, *v, kLoadTagName) : std::nullopt;
+  auto tagged = v ? core::api::aliases_tagged(names, *v, load_tag_name(c.shard)) : std::nullopt;
   if (!tagged) return "no alias list in " + answer_text(list);
   ids = std::move(*tagged);
   return std::nullopt;
@@ -214,7 +242,7 @@ std::optional<std::string> restore_agent(core::HttpClient& client, const LoadCon
 // harness's own, under crh-probe-).
 std::optional<std::string> restore_database(core::HttpClient& client, const LoadConfig& c,
                                             const std::optional<std::string>& start) {
-  const std::string key(kLoadDatabaseKey);
+  const std::string key = load_database_key(c.shard);
   const std::string value = start.value_or("");
   auto set = client.send(op(c, Operation::db_set, {.id = key, .value = value}));
   if (!set.response || set.response->status != 200) return "restoring database key " + key + ": " + answer_text(set);
@@ -244,7 +272,7 @@ std::vector<std::string> restore(const LoadConfig& c, const FoundState& found) {
   std::vector<std::string> left;
   if (auto why = load_tags(client, c, left)) {
     problems.push_back("could not list the aliases of channel " + c.target.channel +
-                       " to delete the tags the load left (" + *why + "): any \"" + std::string(kLoadTagName) +
+                       " to delete the tags the load left (" + *why + "): any \"" + load_tag_name(c.shard) +
                        "\" tag there is not restored");
     return problems;
   }
@@ -256,7 +284,7 @@ std::vector<std::string> restore(const LoadConfig& c, const FoundState& found) {
                        *why + ")");
   for (const auto& id : still)
     problems.push_back("alias " + id + " of channel " + c.target.channel + " still carries a \"" +
-                       std::string(kLoadTagName) + "\" tag after the restore");
+                       load_tag_name(c.shard) + "\" tag after the restore");
   return problems;
 }
 

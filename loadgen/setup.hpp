@@ -23,7 +23,7 @@ struct FoundState {
   // id, and the agent's state field as JSON text (whatever words the target
   // uses); nothing when the agent showed no such field.
   std::vector<std::pair<std::string, std::optional<std::string>>> agent_states;
-  std::optional<std::string> database_value;  // of kLoadDatabaseKey
+  std::optional<std::string> database_value;  // of the load's database key (load_database_key)
 };
 
 // The alias id in a tag's answer under the dialect's id fields: of the

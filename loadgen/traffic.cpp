@@ -29,7 +29,7 @@ core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string&
     case OpKind::db_set: return model(Operation::db_set, {.value = std::string(kLoadDatabaseValue)});
     case OpKind::list_aliases: return model(Operation::list_aliases);
     case OpKind::tag:
-      return model(Operation::tag, {.tag = std::string(kLoadTagName), .minutes = c.effective_tag_minutes()});
+      return model(Operation::tag, {.tag = load_tag_name(c.shard), .minutes = c.effective_tag_minutes()});
     case OpKind::untag: return model(Operation::untag);
     case OpKind::call:
     case OpKind::recall: return model(Operation::call, {.caller = caller});
@@ -53,7 +53,7 @@ Mix prepare_mix(const Run& run) {
       case OpKind::wake: return run.discovery.agents;
       case OpKind::call: return run.discovery.aliases;
       case OpKind::db_get:
-      case OpKind::db_set: return {std::string(kLoadDatabaseKey)};
+      case OpKind::db_set: return {load_database_key(c.shard)};
       default: return {""};
     }
   };

@@ -258,6 +258,49 @@ std::string wire_section(const DocView& load, const DocView& wire, const std::st
   return out + "</table>\n" + line_chart(both) + line_chart(overhead);
 }
 
+// Scale-out: the run the shards belong to, which are there, how far apart
+// they began measuring, and each shard's provenance.
+std::string shards_section(const DocView& load, const std::string& scenario) {
+  const auto set = load.find(k::load::shard_set);
+  if (!set.is_object()) return {};
+  namespace s = k::shard;
+  namespace ss = k::shard_set;
+  auto list = [](const DocView& v) {
+    std::string out;
+    for (const auto& i : v.items()) out += (out.empty() ? "" : ", ") + whole(i.num());
+    return out;
+  };
+  std::string out = "<h3>Shards, " + esc(scenario) + "</h3>\n<p>run <code>" + esc(set[ss::run_id].str()) + "</code>: " +
+                    whole(set[ss::present].items().size()) + " of " + whole(set[ss::count].num()) +
+                    " shards; start skew " + esc(format_ns(set[ss::start_skew_ns].num())) + "</p>\n";
+  if (!set[ss::missing].items().empty())
+    out += "<p class=\"bad\">MISSING shard(s) " + list(set[ss::missing]) + ": the figures are not the whole load</p>\n";
+  if (!set[ss::duplicated].items().empty())
+    out += "<p class=\"bad\">DUPLICATED shard(s) " + list(set[ss::duplicated]) + ": only the first of each is merged</p>\n";
+  if (!set[ss::late].items().empty())
+    out += "<p class=\"bad\">LATE shard(s) " + list(set[ss::late]) + ": began after --start-at had passed</p>\n";
+  out += "<table><tr><th>shard</th><th>host</th><th>began measuring</th><th class=\"n\">after the first</th>"
+         "<th>clock</th><th class=\"n\">connections</th><th class=\"n\">requests</th><th class=\"n\">req/s</th>"
+         "<th>result</th></tr>\n";
+  auto rows = [&](const DocView& shards, bool merged) {
+    for (const auto& r : shards.items()) {
+      const auto clock = r[s::clock];
+      out += "<tr" + std::string(merged ? "" : " class=\"regressed\"") + "><td>" + whole(r[s::index].num()) + "/" +
+             whole(r[s::count].num()) + (merged ? "" : " (left out)") + (r[s::late].boolean() ? " LATE" : "") +
+             "</td><td>" + esc(r[s::host].str()) + "</td><td>" + esc(r[s::started_at].str()) + "</td><td class=\"n\">" +
+             esc(format_ns(r[s::start_offset_ns].num())) + "</td><td>" +
+             esc(clock[k::clock_source::source].str()) +
+             (clock[k::clock_source::synchronized].boolean() ? ", synchronised" : ", not synchronised") +
+             "</td><td class=\"n\">" + whole(r[s::connections].num()) + "</td><td class=\"n\">" +
+             whole(r[s::requests].num()) + "</td><td class=\"n\">" + whole(r[s::achieved_rate].num()) + "</td><td>" +
+             esc(r.find(s::file).is_string() ? r[s::file].str() : std::string()) + "</td></tr>\n";
+    }
+  };
+  rows(load[k::load::shards], true);
+  if (const auto left = load.find(k::load::shards_left_out); left.is_array()) rows(left, false);
+  return out + "</table>\n";
+}
+
 std::string thresholds_table(const DocView& load, const std::string& scenario) {
   const auto thresholds = load[k::load::thresholds].items();
   if (thresholds.empty()) return {};
@@ -265,8 +308,11 @@ std::string thresholds_table(const DocView& load, const std::string& scenario) {
                     "</h3>\n<table><tr><th>threshold</th><th>outcome</th><th>measured</th></tr>\n";
   for (const auto& t : thresholds) {
     const bool held = t[k::threshold::held].boolean();
-    out += "<tr" + std::string(held ? "" : " class=\"regressed\"") + "><td><code>" +
-           esc(t[k::threshold::expression].str()) + "</code></td><td>" + badge(held ? "held" : "breached") +
+    const auto deferred = t.find(k::threshold::deferred);
+    const bool on_merge = deferred.is_bool() && deferred.boolean();
+    out += "<tr" + std::string(held || on_merge ? "" : " class=\"regressed\"") + "><td><code>" +
+           esc(t[k::threshold::expression].str()) + "</code></td><td>" +
+           badge(on_merge ? "deferred" : held ? "held" : "breached") +
            "</td><td>" + esc(t[k::threshold::description].str()) + "</td></tr>\n";
   }
   return out + "</table>\n";
@@ -281,7 +327,7 @@ std::string load_section(const DocView& load) {
   if (const auto race = load.find(k::load::race); race.is_object()) out += race_section(race);
   if (const auto wire = load.find(k::load::wire); wire.is_object()) out += wire_section(load, wire, scenario);
   out += capture_html(load.find(k::live_capture::section));
-  return out + thresholds_table(load, scenario);
+  return out + shards_section(load, scenario) + thresholds_table(load, scenario);
 }
 
 }  // namespace crh::reports::html

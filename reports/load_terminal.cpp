@@ -113,6 +113,46 @@ std::string race_section(const DocView& race, const TerminalStyle& style) {
   return out;
 }
 
+// Scale-out: the run, the shards there, missing or late, the start skew and
+// each shard's provenance.
+std::string shard_lines(const DocView& doc, const TerminalStyle& style) {
+  const auto set = doc.find(k::load::shard_set);
+  const auto shards = doc.find(k::load::shards);
+  if (!shards.is_array()) return {};
+  namespace s = k::shard;
+  namespace ss = k::shard_set;
+  auto list = [](const DocView& v) {
+    std::string out;
+    for (const auto& i : v.items()) out += (out.empty() ? "" : ", ") + fixed(i.num(), 0);
+    return out;
+  };
+  if (!set.is_object()) {  // one shard's own result
+    const auto r = shards.items().front();
+    return "\nshard " + fixed(r[s::index].num(), 0) + "/" + fixed(r[s::count].num(), 0) + " of run " + clean(r[s::run_id]) +
+           " on " + clean(r[s::host]) + ": began measuring " + clean(r[s::started_at]) +
+           (r[s::planned_unix_ns].num() != 0 ? " for --start-at " + clean(r[s::planned_at]) : std::string()) +
+           (r[s::late].boolean() ? " " + paint(style.color, "LATE", "1;33") + " (after --start-at had passed)" : "") +
+           (r[s::clock][k::clock_source::synchronized].boolean() ? "" : "; clock not synchronised (NTP)") + "\n";
+  }
+  std::string out = "\nshards: run " + clean(set[ss::run_id]) + ", " +
+                    fixed(static_cast<double>(set[ss::present].items().size()), 0) + " of " +
+                    fixed(set[ss::count].num(), 0) + "; start skew " + format_ns(set[ss::start_skew_ns].num()) + "\n";
+  if (!set[ss::missing].items().empty())
+    out += "  " + paint(style.color, "MISSING", "1;31") + " shard(s) " + list(set[ss::missing]) +
+           ": the figures are not the whole load\n";
+  if (!set[ss::duplicated].items().empty())
+    out += "  " + paint(style.color, "DUPLICATED", "1;31") + " shard(s) " + list(set[ss::duplicated]) +
+           ": only the first of each is merged\n";
+  for (const auto& r : shards.items())
+    out += "  " + fixed(r[s::index].num(), 0) + "/" + fixed(r[s::count].num(), 0) + " on " + clean(r[s::host]) +
+           ": began " + clean(r[s::started_at]) + " (+" + format_ns(r[s::start_offset_ns].num()) + ")" +
+           (r[s::late].boolean() ? " " + paint(style.color, "LATE", "1;33") + " (after --start-at)" : std::string()) +
+           ", " + fixed(r[s::connections].num(), 0) + " connections, " + fixed(r[s::requests].num(), 0) +
+           " requests, " + fixed(r[s::achieved_rate].num(), 0) + " req/s" +
+           (r[s::clock][k::clock_source::synchronized].boolean() ? "" : ", clock not synchronised") + "\n";
+  return out;
+}
+
 // The generator's own figures, what made the run invalid or incomplete, and the verdict.
 std::string verdict_lines(const DocView& doc, const TerminalStyle& style) {
   namespace t = k::totals;
@@ -126,6 +166,7 @@ std::string verdict_lines(const DocView& doc, const TerminalStyle& style) {
     out += paint(style.color, "INVALID", "1;33") + ": " + clean(why) + "\n";
   for (const auto& p : doc[k::load::restore_problems].items()) out += "not restored: " + clean(p) + "\n";
   if (verdict[k::verdict::interrupted].boolean()) out += "interrupted: the figures cover the time until Ctrl-C\n";
+  out += shard_lines(doc, style);
   const bool passed = clean(verdict[k::verdict::status]) == "passed";
   out += "verdict: " + (passed ? paint(style.color, "PASSED", "1;32") : paint(style.color, "FAILED", "1;31")) + " (" +
          clean(verdict[k::verdict::reason]) + ")\n";
@@ -148,7 +189,8 @@ std::string load_summary(const DocView& doc, const TerminalStyle& style) {
     out += "\nthresholds:\n";
     for (const auto& t : thresholds)
       out += "  " +
-             paint(style.color, clean(t[k::threshold::description]), t[k::threshold::held].boolean() ? "32" : "1;31") +
+             paint(style.color, clean(t[k::threshold::description]),
+                   t[k::threshold::held].boolean() || t.find(k::threshold::deferred).boolean() ? "32" : "1;31") +
              "\n";
   }
   out += capture_terminal(doc.find(k::live_capture::section), style.color);

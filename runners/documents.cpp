@@ -1,6 +1,7 @@
 #include "documents.hpp"
 
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -39,6 +40,76 @@ json::object read_result_file(const std::string& path) {
   return std::move(value.get_object());
 }
 
+namespace {
+
+using Documents = std::vector<std::pair<std::string, json::object>>;
+
+// The load results of one scenario merged into one. Shards of a sharded run
+// (their documents name their shard) must all be of one run; an index given
+// twice is merged once, and the set says so, as it says which are missing.
+json::object merge_loads(const std::string& scenario, const Documents& docs) {
+  std::vector<std::pair<std::string, loadgen::LoadRun>> runs;
+  bool any_shard = false, all_shards = true;
+  for (const auto& [file, doc] : docs) {
+    try {
+      runs.emplace_back(file, loadgen::read_load_document(doc));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(file + ": " + scenario + " load result: " + e.what());
+    }
+    auto& shards = runs.back().second.result.shards;
+    const bool sharded = !shards.empty() && shards.front().shard.count > 1;
+    any_shard = any_shard || sharded;
+    all_shards = all_shards && sharded;
+    for (auto& s : shards)
+      if (s.file.empty()) s.file = file;
+  }
+  if (!any_shard) {
+    if (runs.size() == 1) return docs.front().second;  // rendered again as it was
+  } else if (!all_shards) {
+    throw std::runtime_error("the " + scenario + " results mix shards (--shard) with unsharded runs: " +
+                             "merge the shards of one run only");
+  }
+  std::optional<loadgen::LoadRun> merged;
+  std::map<int, std::string> merged_index;  // shard index -> the file merged for it
+  const std::string first_file = runs.front().first;
+  const auto theirs = any_shard ? runs.front().second.result.shards.front() : loadgen::ShardRecord{};
+  for (auto& [file, run] : runs) {
+    if (any_shard) {
+      const auto& mine = run.result.shards.front();
+      if (mine.run_id != theirs.run_id || mine.shard.count != theirs.shard.count)
+        throw std::runtime_error(file + " is shard " + std::to_string(mine.shard.index) + "/" +
+                                 std::to_string(mine.shard.count) + " of run " + mine.run_id + ", " + first_file +
+                                 " is shard " + std::to_string(theirs.shard.index) + "/" +
+                                 std::to_string(theirs.shard.count) + " of run " + theirs.run_id +
+                                 ": shards of different runs do not merge (the run id comes from the load's flags "
+                                 "and --start-at, or from --run-id)");
+      bool duplicate = false;
+      for (const auto& s : run.result.shards)
+        duplicate = duplicate || merged_index.count(s.shard.index) > 0;
+      if (duplicate) {
+        std::cerr << "crh report: " << file << ": shard " << mine.shard.index << "/" << mine.shard.count
+                  << " was already merged from " << merged_index[mine.shard.index]
+                  << ": left out (the merged result is marked incomplete)\n";
+        if (merged) {
+          auto& out = merged->result.shards_left_out;
+          out.insert(out.end(), run.result.shards.begin(), run.result.shards.end());
+        }
+        continue;
+      }
+      for (const auto& s : run.result.shards) merged_index[s.shard.index] = file;
+      run.result.shards_merged = true;
+    }
+    try {
+      merged = merged ? loadgen::merge_load_runs(std::move(*merged), run) : std::move(run);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(file + ": " + scenario + " load result: " + e.what());
+    }
+  }
+  return loadgen::result_document(*merged);
+}
+
+}  // namespace
+
 reports::RunParts merge_documents(const std::vector<std::pair<std::string, json::object>>& documents) {
   // Each part with the files it came from; merged only when there are several.
   std::vector<std::pair<std::string, json::object>> contracts;
@@ -69,23 +140,7 @@ reports::RunParts merge_documents(const std::vector<std::pair<std::string, json:
     }
     out.contract = contracts::result_document(*merged).as_object();
   }
-  for (const auto& scenario : scenario_order) {
-    auto& shards = loads[scenario];
-    if (shards.size() == 1) {
-      out.loads.push_back(std::move(shards.front().second));
-      continue;
-    }
-    std::optional<loadgen::LoadRun> merged;
-    for (const auto& [file, doc] : shards) {
-      try {
-        auto run = loadgen::read_load_document(doc);
-        merged = merged ? loadgen::merge_load_runs(std::move(*merged), run) : std::move(run);
-      } catch (const std::exception& e) {
-        throw std::runtime_error(file + ": " + scenario + " load result: " + e.what());
-      }
-    }
-    out.loads.push_back(loadgen::result_document(*merged));
-  }
+  for (const auto& scenario : scenario_order) out.loads.push_back(merge_loads(scenario, loads[scenario]));
   return out;
 }
 

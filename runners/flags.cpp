@@ -63,6 +63,34 @@ void LoadFlags::add_to(CLI::App* sub, const LoadHelp& help) {
   sub->add_option("--callers", callers, help.callers)->capture_default_str()->check(CLI::Range(2, 1000));
   sub->add_option("--rate", rate, help.rate);
   sub->add_option("--threshold", thresholds, help.threshold);
+  sub->add_option("--shard", shard,
+                  "run shard I of N (from 0) of the load the flags describe: connections, rate, race rounds, "
+                  "aliases, agents, caller numbers and probe keys are split, never multiplied");
+  sub->add_option("--start-at", start_at,
+                  "start measuring at this instant (RFC 3339 such as 2026-11-23T10:00:00Z, or Unix seconds), "
+                  "so that every shard starts together");
+  sub->add_option("--run-id", run_id, "names the run the shards belong to (default: derived from the load's flags)");
+}
+
+void LoadFlags::apply_scale_out(loadgen::LoadConfig& config, std::vector<std::string> describing) const {
+  if (!shard.empty()) config.shard = loadgen::parse_shard(shard);
+  if (config.shard.sharded() && connections > 0 && connections < config.shard.count)
+    throw std::invalid_argument("--shard " + shard + ": " + std::to_string(connections) + " connection(s) over " +
+                                std::to_string(config.shard.count) +
+                                " shards leave some shards nothing to run; give --connections at least " +
+                                std::to_string(config.shard.count));
+  if (!start_at.empty()) config.start_at = loadgen::parse_start_at(start_at);
+  if (!run_id.empty()) {
+    config.run_id = run_id;
+    return;
+  }
+  describing.push_back("shards " + std::to_string(config.shard.count));
+  describing.push_back("start " + start_at);
+  describing.push_back("connections " + std::to_string(connections));
+  describing.push_back("callers " + std::to_string(callers));
+  describing.push_back("rate " + rate);
+  for (const auto& t : thresholds) describing.push_back("threshold " + t);
+  config.run_id = loadgen::derived_run_id(describing);
 }
 
 void LoadFlags::apply_to(loadgen::LoadConfig& config) const {

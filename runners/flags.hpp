@@ -101,11 +101,18 @@ struct LoadFlags {
   int callers = 8;
   std::string rate;  // empty: closed loop
   std::vector<std::string> thresholds;
+  // Scale-out (issue 15): --shard I/N, --start-at TIME, --run-id ID.
+  std::string shard, start_at, run_id;
 
   void add_to(CLI::App* sub, const LoadHelp& help = {});
   // Sets the connections and callers of a load; the rate and thresholds
   // are read where the scenario is known.
   void apply_to(loadgen::LoadConfig& config) const;
+  // Sets the shard, the start instant and the run id: --run-id, else one
+  // derived from `describing` (the texts that make the whole load, the same
+  // on every shard) and the start instant and shard count. Throws
+  // std::invalid_argument naming the flag.
+  void apply_scale_out(loadgen::LoadConfig& config, std::vector<std::string> describing) const;
 };
 
 struct BaselineHelp {

@@ -56,6 +56,10 @@ int parse_load_texts(const LoadOptions& o, loadgen::LoadConfig& config, std::vec
     }
     config.mix = loadgen::parse_mix(o.mix.empty() ? loadgen::kDefaultMix : std::string_view(o.mix));
     thresholds = loadgen::parse_thresholds(o.load.thresholds);
+    o.load.apply_scale_out(config, {"load", o.target.base_url, o.target.channel, o.scenario,
+                                    "duration " + std::to_string(o.duration_s), "warmup " + std::to_string(o.warmup_s),
+                                    "path " + o.path, "mix " + o.mix, "seed " + std::to_string(o.seed),
+                                    "tag minutes " + std::to_string(o.tag_minutes)});
     if (!o.target.profile_file.empty()) {
       const auto profile = core::load_profile(o.target.profile_file);
       config.target.dialect = profile.dialect;
@@ -80,12 +84,13 @@ void apply_load_numbers(const LoadOptions& o, loadgen::LoadConfig& config) {
   config.tag_minutes = o.tag_minutes;
 }
 
-void announce(const LoadOptions& o, const core::Target& target, bool embedded) {
+void announce(const LoadOptions& o, const loadgen::LoadConfig& config, bool embedded) {
   const std::string warmup = o.warmup_s > 0 ? " after " + std::to_string(o.warmup_s).substr(0, 4) + " s warm-up" : "";
-  std::cout << "crh load: " << o.scenario << " on " << target.base.to_string()
-            << (embedded ? " (embedded reference service)" : "") << ", channel " << target.channel << ", "
-            << o.duration_s << " s" << warmup << "\n"
-            << std::flush;
+  std::cout << "crh load: " << o.scenario << " on " << config.target.base.to_string()
+            << (embedded ? " (embedded reference service)" : "") << ", channel " << config.target.channel << ", "
+            << o.duration_s << " s" << warmup << "\n";
+  announce_scale_out("crh load", config);
+  std::cout << std::flush;
 }
 
 int run_load_command(const LoadOptions& o) {
@@ -102,7 +107,7 @@ int run_load_command(const LoadOptions& o) {
   CaptureSession capture;  // before any request of the run, discovery included
   if (int code = capture.start(o.capture, config.target, "crh load")) return code;
 
-  if (!o.output.quiet) announce(o, config.target, embedded != nullptr);
+  if (!o.output.quiet) announce(o, config, embedded != nullptr);
   InterruptScope interrupt;
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   auto session = run_load_session(config, thresholds, embedded != nullptr, tty && !o.output.quiet, &capture);

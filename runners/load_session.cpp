@@ -10,6 +10,7 @@
 #include "capture/wire_timing.hpp"
 #include "capture_session.hpp"
 #include "core/outside.hpp"
+#include "core/result_envelope.hpp"
 #include "exit_codes.hpp"
 #include "interrupt.hpp"
 #include "loadgen/history.hpp"
@@ -117,7 +118,8 @@ LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vecto
   if (failed) return session;
   if (capture && capture->made()) attach_wire_timing(capture->file(), result);
 
-  const auto verdicts = loadgen::evaluate(thresholds, result);
+  auto verdicts = loadgen::evaluate(thresholds, result);
+  for (auto& v : verdicts) v.deferred = config.shard.sharded();  // judged once, on the merged shards
   session.exit_code = loadgen::exit_code_of(result, verdicts);
   boost::json::value doc = loadgen::result_document(config, result, verdicts, info);
   if (capture) capture->add_to(doc.as_object());
@@ -135,6 +137,19 @@ std::optional<loadgen::Scenario> scenario_by_name(std::string_view name) {
 loadgen::Scenario parse_scenario(const std::string& name) {
   if (auto scenario = scenario_by_name(name)) return *scenario;
   throw std::invalid_argument("--scenario: expected race, mixed or get, got \"" + name + "\"");
+}
+
+void announce_scale_out(std::string_view command, const loadgen::LoadConfig& config) {
+  if (config.shard.sharded())
+    std::cout << command << ": shard " << config.shard.index << "/" << config.shard.count << " of run " << config.run_id
+              << "; thresholds are judged on the merged shards (crh report)\n";
+  if (config.start_at) {
+    const auto wait = std::chrono::duration<double>(*config.start_at - std::chrono::system_clock::now()).count();
+    std::cout << command << ": measuring starts at " << core::iso8601(*config.start_at)
+              << (wait > 0 ? " (in " + std::to_string(wait).substr(0, std::to_string(wait).find('.') + 2) + " s)"
+                           : std::string(" (already passed: this run starts now, marked late)"))
+              << "\n";
+  }
 }
 
 int embedded_aliases_for(int connections) { return std::max(16, 2 * std::max(8, connections)); }

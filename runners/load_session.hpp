@@ -33,6 +33,9 @@ std::optional<loadgen::Scenario> scenario_by_name(std::string_view name);
 // The same, for --scenario: throws std::invalid_argument naming the flag.
 loadgen::Scenario parse_scenario(const std::string& name);
 
+// Says which shard of which run this is, and when measuring starts (--start-at).
+void announce_scale_out(std::string_view command, const loadgen::LoadConfig& config);
+
 // Aliases per channel for the embedded service: enough for every race round
 // in flight, and the least recently used choice still free.
 int embedded_aliases_for(int connections);

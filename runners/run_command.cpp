@@ -47,6 +47,7 @@ struct RunInputs {
   core::Profile profile;
   std::optional<json::object> baseline;
   double rate = 0;  // 0: closed loop
+  loadgen::LoadConfig scale_out;  // the shard, the start instant and the run id
 };
 
 // The target once set up, and how the run talks to the terminal.
@@ -86,6 +87,10 @@ std::optional<RunInputs> read_inputs(const RunCommandOptions& o) {
     if (!o.target.profile_file.empty()) in.profile = core::load_profile(o.target.profile_file);
     if (!o.load.rate.empty()) in.rate = loadgen::parse_rate(o.load.rate);
     if (!o.baseline.file.empty()) in.baseline = read_result_file(o.baseline.file);
+    std::string scenarios;
+    for (const auto& s : o.scenarios) scenarios += s + ",";
+    o.load.apply_scale_out(in.scale_out, {"run", o.target.base_url, o.target.channel, scenarios,
+                                          "duration " + std::to_string(o.load_duration_s)});
   } catch (const std::exception& e) {
     std::cerr << "crh run: " << e.what() << "\n";
     return std::nullopt;
@@ -137,8 +142,11 @@ std::optional<std::string> reason_to_skip(const std::string& scenario, const con
   return std::nullopt;
 }
 
-loadgen::LoadConfig load_config_for(const std::string& scenario, const RunContext& ctx, double rate) {
+loadgen::LoadConfig load_config_for(const std::string& scenario, const RunContext& ctx, const RunInputs& in) {
   loadgen::LoadConfig config;
+  config.shard = in.scale_out.shard;
+  config.run_id = in.scale_out.run_id;
+  const double rate = in.rate;
   config.target = ctx.target;
   config.statuses = ctx.statuses;
   config.scenario = parse_scenario(scenario);
@@ -155,17 +163,26 @@ loadgen::LoadConfig load_config_for(const std::string& scenario, const RunContex
 
 // 2. The loads, unless the target is gone or the run was interrupted; their
 // documents go into `parts`, what was left out or failed into `meta`.
-void run_loads(const RunContext& ctx, const contracts::RunReport& contract, double rate, reports::RunParts& parts,
-               reports::RunMeta& meta) {
+// Sharded: every shard runs the same loads in the same order, the first at
+// --start-at; each load records when it began, so the skew of each is known.
+void run_loads(const RunContext& ctx, const contracts::RunReport& contract, const RunInputs& in,
+               reports::RunParts& parts, reports::RunMeta& meta) {
   const auto& o = ctx.o;
   if (o.load_duration_s <= 0) return;
+  bool first = true;
   for (const auto& scenario : o.scenarios) {
     if (auto why = reason_to_skip(scenario, contract, ctx.target)) {
       meta.skipped.push_back(std::move(*why));
       continue;
     }
-    const auto config = load_config_for(scenario, ctx, rate);
-    if (!o.output.quiet) std::cout << "crh run: " << scenario << " load, " << o.load_duration_s << " s\n" << std::flush;
+    auto config = load_config_for(scenario, ctx, in);
+    if (first) config.start_at = in.scale_out.start_at;
+    first = false;
+    if (!o.output.quiet) {
+      std::cout << "crh run: " << scenario << " load, " << o.load_duration_s << " s\n";
+      announce_scale_out("crh run", config);
+      std::cout << std::flush;
+    }
     auto session = run_load_session(config, thresholds_for(scenario, o.load.thresholds), ctx.embedded, ctx.progress);
     if (session.document) parts.loads.push_back(std::move(*session.document));
     else meta.problems.push_back(scenario + " load: " + session.error);
@@ -245,9 +262,18 @@ int run_run_command(const RunCommandOptions& o) {
   InterruptScope interrupt;
   reports::RunParts parts;
   reports::RunMeta meta;
-  const auto contract = run_contract_suites(ctx, inputs->profile.statuses, parts);
+  // Sharded, the contract suites run in shard 0 only: the others send the
+  // load's parameters as the profile says (or the default encoding).
+  const auto& shard = inputs->scale_out.shard;
+  contracts::RunReport contract;
+  contract.encoding = ctx.target.dialect.encoding;
+  if (shard.index == 0) {
+    contract = run_contract_suites(ctx, inputs->profile.statuses, parts);
+  } else {
+    meta.skipped.push_back("contract suites: run by shard 0 of " + std::to_string(shard.count) + " only");
+  }
   ctx.target.dialect.encoding = contract.encoding;  // the loads send parameters as the checks did
-  run_loads(ctx, contract, inputs->rate, parts, meta);
+  run_loads(ctx, contract, *inputs, parts, meta);
   capture.stop();
   if (embedded) embedded->stop();
 
