@@ -24,6 +24,7 @@ demo: build
 	$(BUILD)/crh run --slow --minute-ms 1000 --load-duration 5 --html report.html --json result.json --junit junit.xml
 
 test: build
+	@scripts/install-test-tools.sh   # node and the pinned npm validator of tests/deploy
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The tests again under AddressSanitizer+UBSan and under ThreadSanitizer.

@@ -42,7 +42,8 @@ double parse_rate(std::string text) {
     r = std::stod(text, &used);
   } catch (const std::exception&) {
   }
-  if (used != text.size() || r <= 0) throw std::invalid_argument("--rate: expected requests per second such as 500 or 500/s");
+  if (used != text.size() || r < 0)
+    throw std::invalid_argument("--rate: expected requests per second such as 500 or 500/s (0: closed loop)");
   return r;
 }
 

@@ -17,7 +17,8 @@ inline constexpr std::string_view kDefaultMix =
 // "op=weight,...". Throws std::invalid_argument naming the bad item.
 std::vector<MixEntry> parse_mix(std::string_view text);
 
-// "500" or "500/s". Throws std::invalid_argument.
+// "500" or "500/s"; "0" is the closed loop (so a fixed command line, such as a
+// Kubernetes manifest's, can leave the rate out). Throws std::invalid_argument.
 double parse_rate(std::string text);
 
 }  // namespace crh::loadgen

@@ -50,9 +50,9 @@ int parse_load_texts(const LoadOptions& o, loadgen::LoadConfig& config, std::vec
   try {
     config.scenario = parse_scenario(o.scenario);
     if (!o.load.rate.empty()) {
-      if (config.scenario == loadgen::Scenario::race)
-        throw std::invalid_argument("--rate: the race is paced by its rounds; use --connections for rounds in flight");
       config.rate = loadgen::parse_rate(o.load.rate);
+      if (config.scenario == loadgen::Scenario::race && config.rate > 0)
+        throw std::invalid_argument("--rate: the race is paced by its rounds; use --connections for rounds in flight");
     }
     config.mix = loadgen::parse_mix(o.mix.empty() ? loadgen::kDefaultMix : std::string_view(o.mix));
     thresholds = loadgen::parse_thresholds(o.load.thresholds);
