@@ -45,7 +45,7 @@ fuzz: deps
 	scripts/run-fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 # Micro-benchmarks (Release build in $(BUILD)-bench), then crh serve vs nginx, crh load vs wrk,
-# its memory, and (as root) crh pcap check vs tshark and what --capture costs a load.
+# its memory, 2 shards vs one process, and (as root) crh pcap check vs tshark and what --capture costs a load.
 bench: build
 	cmake -S . -B $(BUILD)-bench -G Ninja -DCRH_BUILD_BENCH=ON -DCRH_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD)-bench --target crh_micro_bench -j $(JOBS)
@@ -53,6 +53,7 @@ bench: build
 	@bench/serve_vs_nginx.sh $(BUILD)/crh
 	@bench/load_vs_wrk.sh $(BUILD)/crh
 	@bench/load_memory.sh $(BUILD)/crh
+	@bench/shard_split.sh $(BUILD)/crh
 	@if [ "$$(id -u)" = 0 ]; then bench/pcap_vs_tshark.sh $(BUILD)/crh && bench/capture_overhead.sh $(BUILD)/crh; \
 	else echo "bench: pcap_vs_tshark.sh and capture_overhead.sh capture packets and need root: skipped"; fi
 
