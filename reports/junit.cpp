@@ -214,12 +214,33 @@ std::string load_suite(const DocView& load, Totals& totals) {
     }
     suite.cases += "    </testcase>\n";
   }
+  if (const auto set = load.find(k::load::shard_set); set.is_object()) {
+    // Merged shards: every index of the run there once, and how far apart they began.
+    ++suite.tests;
+    namespace ss = k::shard_set;
+    suite.cases += "    <testcase classname=\"" + classname + "\" name=\"every shard of run " +
+                   xml_escape(clean(set[ss::run_id])) + " merged once\" time=\"0\">\n";
+    const std::string text = fixed(static_cast<double>(set[ss::present].items().size()), 0) + " of " +
+                             fixed(set[ss::count].num(), 0) + " shards; start skew " +
+                             format_ns(set[ss::start_skew_ns].num());
+    if (!set[ss::complete].boolean()) {
+      ++suite.failures;
+      suite.cases += "      <failure type=\"incomplete\" message=\"" + xml_escape(clean(verdict[k::verdict::reason])) +
+                     "\">" + xml_escape(text) + "</failure>\n";
+    } else {
+      suite.cases += "      <system-out>" + xml_escape(text) + "</system-out>\n";
+    }
+    suite.cases += "    </testcase>\n";
+  }
   for (const auto& th : load[k::load::thresholds].items()) {
     ++suite.tests;
     const std::string description = xml_escape(clean(th[k::threshold::description]));
     suite.cases += "    <testcase classname=\"" + classname + ".thresholds\" name=\"" +
                    xml_escape(clean(th[k::threshold::expression])) + "\" time=\"0\">\n";
-    if (!th[k::threshold::held].boolean()) {
+    if (th.find(k::threshold::deferred).boolean()) {  // a shard's: judged on the merged shards
+      ++suite.skipped;
+      suite.cases += "      <skipped message=\"" + description + "\"/>\n";
+    } else if (!th[k::threshold::held].boolean()) {
       ++suite.failures;
       suite.cases += "      <failure type=\"threshold\" message=\"" + description + "\"/>\n";
     } else {
