@@ -71,18 +71,9 @@ json::object merge_loads(const std::string& scenario, const Documents& docs) {
   }
   std::optional<loadgen::LoadRun> merged;
   std::map<int, std::string> merged_index;  // shard index -> the file merged for it
-  const std::string first_file = runs.front().first;
-  const auto theirs = any_shard ? runs.front().second.result.shards.front() : loadgen::ShardRecord{};
   for (auto& [file, run] : runs) {
-    if (any_shard) {
+    if (any_shard) {  // all of one run (refuse_other_runs)
       const auto& mine = run.result.shards.front();
-      if (mine.run_id != theirs.run_id || mine.shard.count != theirs.shard.count)
-        throw std::runtime_error(file + " is shard " + std::to_string(mine.shard.index) + "/" +
-                                 std::to_string(mine.shard.count) + " of run " + mine.run_id + ", " + first_file +
-                                 " is shard " + std::to_string(theirs.shard.index) + "/" +
-                                 std::to_string(theirs.shard.count) + " of run " + theirs.run_id +
-                                 ": shards of different runs do not merge (the run id comes from the load's flags "
-                                 "and --start-at, or from --run-id)");
       bool duplicate = false;
       for (const auto& s : run.result.shards)
         duplicate = duplicate || merged_index.count(s.shard.index) > 0;
@@ -110,7 +101,38 @@ json::object merge_loads(const std::string& scenario, const Documents& docs) {
 
 }  // namespace
 
+namespace {
+
+// Shards of different runs never merge, whatever their scenarios: the run id
+// (and shard count) of every sharded load must be the first one's.
+void refuse_other_runs(const Documents& documents) {
+  std::optional<std::pair<std::string, loadgen::ShardRecord>> first;
+  for (const auto& [file, doc] : documents)
+    for (const auto& load : reports::parts_of(doc).loads) {
+      const core::DocView shards = core::DocView(load)[k::load::shards];
+      for (const auto& s : shards.items()) {
+        loadgen::ShardRecord r;
+        r.run_id = s[k::shard::run_id].str();
+        r.shard = {static_cast<int>(s[k::shard::index].num()), static_cast<int>(s[k::shard::count].num())};
+        if (r.shard.count <= 1) continue;
+        if (!first) {
+          first.emplace(file, r);
+        } else if (r.run_id != first->second.run_id || r.shard.count != first->second.shard.count) {
+          throw std::runtime_error(file + " holds shard " + std::to_string(r.shard.index) + "/" +
+                                   std::to_string(r.shard.count) + " of run " + r.run_id + ", " + first->first +
+                                   " shard " + std::to_string(first->second.shard.index) + "/" +
+                                   std::to_string(first->second.shard.count) + " of run " + first->second.run_id +
+                                   ": shards of different runs do not merge (the run id comes from the load's flags "
+                                   "and --start-at, or from --run-id)");
+        }
+      }
+    }
+}
+
+}  // namespace
+
 reports::RunParts merge_documents(const std::vector<std::pair<std::string, json::object>>& documents) {
+  refuse_other_runs(documents);
   // Each part with the files it came from; merged only when there are several.
   std::vector<std::pair<std::string, json::object>> contracts;
   std::map<std::string, std::vector<std::pair<std::string, json::object>>> loads;  // by scenario

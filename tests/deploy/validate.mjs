@@ -9,8 +9,8 @@
 //    strict field validation does) no field the schema does not know;
 //  * what the sharded run rests on: an Indexed Job whose parallelism and
 //    completions are the ConfigMap's shard count, podReplacementPolicy Failed,
-//    backoffLimitPerIndex 0, the key only from a Secret, the shard, start and
-//    result file in the command line, and a merge Job that runs `crh report`
+//    backoffLimitPerIndex 0, the key only from a Secret, the shard, start, rate
+//    and result file in the command line, and a merge Job that runs `crh report`
 //    over the shards' files;
 //  * negative controls: broken copies of the manifests (a misspelled field, a
 //    wrong type, a retried shard, a literal key, ...) must each fail, so a
@@ -207,12 +207,14 @@ function checkAll(set, rendered) {
 
   check(`ConfigMap ${KNOBS} holds every knob`, () => {
     const p = [];
-    for (const key of ["CRH_BASE_URL", "CRH_SHARDS", "CRH_START_AT", "CRH_RUN_ID", "CRH_SCENARIO", "CRH_CONNECTIONS", "CRH_DURATION", "CRH_THRESHOLD_LATENCY", "CRH_THRESHOLD_ERRORS"])
+    for (const key of ["CRH_BASE_URL", "CRH_SHARDS", "CRH_START_AT", "CRH_RUN_ID", "CRH_SCENARIO", "CRH_CONNECTIONS", "CRH_DURATION", "CRH_RATE", "CRH_THRESHOLD_LATENCY", "CRH_THRESHOLD_ERRORS"])
       if (typeof knobs[key] !== "string" || knobs[key] === "") p.push(`${key} is missing or empty`);
     if (!/^[1-9]\d*$/.test(knobs.CRH_SHARDS ?? "") || Number(knobs.CRH_SHARDS) > 1024) p.push(`CRH_SHARDS ${JSON.stringify(knobs.CRH_SHARDS)} is not an integer from 1 to 1024 (crh's --shard limit)`);
     else if (/^\d+$/.test(knobs.CRH_CONNECTIONS ?? "") && Number(knobs.CRH_CONNECTIONS) < Number(knobs.CRH_SHARDS)) p.push(`CRH_CONNECTIONS ${knobs.CRH_CONNECTIONS} is fewer than CRH_SHARDS ${knobs.CRH_SHARDS}: a shard would get no connection`);
     if (!/^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)|\d+(\.\d+)?)$/.test(knobs.CRH_START_AT ?? "")) p.push(`CRH_START_AT ${JSON.stringify(knobs.CRH_START_AT)} is neither RFC 3339 nor Unix seconds`);
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(knobs.CRH_RUN_ID ?? "")) p.push(`CRH_RUN_ID ${JSON.stringify(knobs.CRH_RUN_ID)} is not a directory name (letters, digits, . _ -)`);
+    if (!/^(\d+(\.\d+)?)(\/s)?$/.test(knobs.CRH_RATE ?? "")) p.push(`CRH_RATE ${JSON.stringify(knobs.CRH_RATE)} is not requests per second (a number >= 0; 0: closed loop)`);
+    else if (knobs.CRH_SCENARIO === "race" && Number(String(knobs.CRH_RATE).replace(/\/s$/, "")) !== 0) p.push(`CRH_RATE ${knobs.CRH_RATE} with CRH_SCENARIO race: the race is paced by its rounds, CRH_RATE must be 0`);
     if (!/^https?:\/\//.test(knobs.CRH_BASE_URL ?? "")) p.push(`CRH_BASE_URL ${JSON.stringify(knobs.CRH_BASE_URL)} is not an http URL`);
     for (const key of Object.keys(knobs)) if (/KEY|TOKEN|SECRET|PASSWORD/i.test(key)) p.push(`ConfigMap key ${key} looks like a secret: secrets go in a Secret`);
     return p;
@@ -250,6 +252,8 @@ function checkAll(set, rendered) {
     const start = argAfter(args, "--start-at");
     if (!start || envOf(shardC, start.replace(/^\$\((\w+)\)$/, "$1"))?.valueFrom?.configMapKeyRef?.key !== "CRH_START_AT") p.push(`--start-at is ${JSON.stringify(start)}, want $(VAR) of the ConfigMap's CRH_START_AT`);
     for (const flag of ["--base-url", "--run-id"]) if (!argAfter(args, flag)) p.push(`no ${flag}`);
+    const rate = argAfter(args, "--rate");
+    if (!rate || envOf(shardC, rate.replace(/^\$\((\w+)\)$/, "$1"))?.valueFrom?.configMapKeyRef?.key !== "CRH_RATE") p.push(`--rate is ${JSON.stringify(rate)}, want $(VAR) of the ConfigMap's CRH_RATE`);
     const json = argAfter(args, "--json") ?? "";
     if (!json.includes("$(JOB_COMPLETION_INDEX)")) p.push(`--json ${JSON.stringify(json)} must name a file per shard ($(JOB_COMPLETION_INDEX))`);
     const mount = resultsMount(shardPod, shardC);
@@ -343,6 +347,8 @@ const CONTROLS = [
   ["the key as a literal env value", /CRH_API_KEY of crh-shards must be valueFrom.secretKeyRef/, (d) => { const e = envOf(shardsOf(d).spec.template.spec.containers[0], "CRH_API_KEY"); delete e.valueFrom; e.value = "k3y"; }],
   ["the key on the command line", /mentions the key/, (d) => { shardsOf(d).spec.template.spec.containers[0].args.push("--api-key", "$(CRH_API_KEY)"); }],
   ["a Secret among the applied resources", /a Secret among the applied resources/, (d) => { d.push({ file: "secret.yaml", doc: { apiVersion: "v1", kind: "Secret", metadata: { name: SECRET }, stringData: { CRH_API_KEY: "k3y" } } }); }],
+  ["no --rate", /--rate is undefined/, (d) => { const a = shardsOf(d).spec.template.spec.containers[0].args; a.splice(a.indexOf("--rate"), 2); }],
+  ["a race with an open-loop rate", /the race is paced by its rounds/, (d) => { const c = find(d, "ConfigMap", KNOBS)[0]; c.data.CRH_SCENARIO = "race"; c.data.CRH_RATE = "500"; }],
   ["no --shard", /--shard is ""/, (d) => { const a = shardsOf(d).spec.template.spec.containers[0].args; a.splice(a.indexOf("--shard"), 2); }],
   ["--json outside the results volume", /is not under the results mount/, (d) => { const a = shardsOf(d).spec.template.spec.containers[0].args; a[a.indexOf("--json") + 1] = "/tmp/shard-$(JOB_COMPLETION_INDEX).json"; }],
   ["a merge that does not run crh report", /want crh report/, (d) => { find(d, "Job", MERGE_JOB)[0].spec.template.spec.containers[0].args = ["exec crh run --json /results/x.json"]; }],
