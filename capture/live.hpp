@@ -48,7 +48,11 @@ struct LiveSummary {
   std::uint64_t kernel_received = 0;    // pcap_stats ps_recv
   std::uint64_t kernel_dropped = 0;     // ps_drop (buffer full): packets lost to the file
   std::uint64_t interface_dropped = 0;  // ps_ifdrop
-  bool loopback = false;                // on Linux loopback the kernel counts each packet twice
+  // On Linux loopback every packet passes the capture twice, out and in. The
+  // outgoing copies are refused in the kernel (PACKET_IGNORE_OUTGOING); where
+  // that is not supported, libpcap drops them and the kernel counts each twice.
+  bool loopback = false;
+  bool counted_twice = false;
   std::uint64_t limit_bytes = 0;        // the --capture-limit asked for; 0: none
   bool limit_reached = false;
   std::uint64_t redactions = 0;       // Apikey values overwritten

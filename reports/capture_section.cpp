@@ -47,7 +47,7 @@ std::string capture_html(const core::DocView& capture, bool top) {
          row("kernel received / dropped / interface dropped",
              count(capture[c::kernel_received]) + " / " + count(capture[c::kernel_dropped]) + " / " +
                  count(capture[c::interface_dropped]) +
-                 (capture[c::loopback].boolean() ? " (loopback: each packet counted twice)" : "")) +
+                 (capture[c::counted_twice].boolean() ? " (loopback: each packet counted twice)" : "")) +
          row("limit", limit == 0 ? std::string("none")
                                  : std::to_string(limit) + " bytes" +
                                        (capture[c::limit_reached].boolean() ? ", reached: capture stopped" : "")) +

@@ -93,7 +93,7 @@ boost::json::object capture_document(const capture::LiveSummary& s) {
   o[k::kernel_received] = s.kernel_received;
   o[k::kernel_dropped] = s.kernel_dropped;
   o[k::interface_dropped] = s.interface_dropped;
-  o[k::loopback] = s.loopback;
+  o[k::counted_twice] = s.counted_twice;
   o[k::lost_packets] = s.lost_packets();
   o[k::limit_bytes] = s.limit_bytes;
   o[k::limit_reached] = s.limit_reached;
