@@ -61,7 +61,6 @@ struct LoadConfig {
   std::optional<std::chrono::system_clock::time_point> start_at;  // measuring starts at this instant
 };
 
-
 // A connection the engine opened, for pairing with a capture's TCP streams.
 struct ClientConnection {
   std::uint64_t serial = 0;  // run-unique, from 1

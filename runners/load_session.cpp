@@ -145,10 +145,10 @@ void announce_scale_out(std::string_view command, const loadgen::LoadConfig& con
               << "; thresholds are judged on the merged shards (crh report)\n";
   if (config.start_at) {
     const auto wait = std::chrono::duration<double>(*config.start_at - std::chrono::system_clock::now()).count();
+    char in[48];
+    std::snprintf(in, sizeof in, " (in %.1f s)", wait);
     std::cout << command << ": measuring starts at " << core::iso8601(*config.start_at)
-              << (wait > 0 ? " (in " + std::to_string(wait).substr(0, std::to_string(wait).find('.') + 2) + " s)"
-                           : std::string(" (already passed: this run starts now, marked late)"))
-              << "\n";
+              << (wait > 0 ? in : " (already passed: this run starts now, marked late)") << "\n";
   }
 }
 
