@@ -58,16 +58,21 @@ std::int64_t unix_ns(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-// Sleeps until `t` on the wall clock (the one shards on several hosts share),
-// the last 2 ms spinning so the start is within microseconds of it. Returns
-// false when `t` had already passed; stops early when asked.
+// Sleeps until `t` on the wall clock (the one shards on several hosts share):
+// in steps of at most 100 ms (so Ctrl-C is heard), then an absolute sleep on
+// CLOCK_REALTIME to 200 µs before it, then spinning. The spin is short so that
+// shards sharing a core do not hold each other back. Returns false when `t`
+// had already passed; stops early when asked.
 bool wait_until(std::chrono::system_clock::time_point t, const std::atomic<bool>& stop) {
   using std::chrono::system_clock;
   if (system_clock::now() >= t) return false;
-  const auto coarse = std::chrono::milliseconds(2);
-  while (!stop.load() && system_clock::now() < t - coarse)
-    std::this_thread::sleep_for(std::min<system_clock::duration>(t - coarse - system_clock::now(),
-                                                                 std::chrono::milliseconds(100)));
+  const auto spin = std::chrono::microseconds(200);
+  while (!stop.load() && system_clock::now() < t - spin) {
+    const auto until = std::min(t - spin, system_clock::now() + std::chrono::milliseconds(100));
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(until.time_since_epoch()).count();
+    const timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    ::clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, nullptr);
+  }
   while (!stop.load() && system_clock::now() < t) {
   }
   return true;
