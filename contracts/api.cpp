@@ -4,6 +4,8 @@
 #include <boost/json.hpp>
 #include <set>
 
+#include "core/outside.hpp"
+
 namespace crh::contracts::api {
 namespace json = boost::json;
 using core::api::Operation;
@@ -81,7 +83,7 @@ json::value agent_op(CheckContext& ctx, const std::string& id, const char* op) {
   return ctx.ok_json(e, snooze ? "E3" : "E4", "PUT " + agent_op_path(id, op));
 }
 
-std::string tag(CheckContext& ctx, const std::string& name, int minutes) {
+std::string tag(CheckContext& ctx, const std::string& name, int minutes, json::value* answer) {
   const std::string path = tag_path(ctx.target().channel);
   auto e = ctx.send(Operation::tag, {.tag = name, .minutes = ctx.target().dialect.minutes.fit(minutes)});
   auto body = ctx.ok_json(e, "E8", "POST " + path);
@@ -92,6 +94,13 @@ std::string tag(CheckContext& ctx, const std::string& name, int minutes) {
              "); say which field holds it with id_fields.alias in the profile (README, \"The profile\"). The tag "
              "stays until it expires: without its id it cannot be deleted");
   ctx.janitor().tagged(*id);
+  // The alias returned is the one that was tagged (E8): where it shows its
+  // tag under the profile's name, that is the tag just set.
+  if (auto shown = tag_of(ctx, body); shown && !shown->empty() && *shown != name)
+    ctx.fail("E8", "POST " + path + " with tag \"" + name + "\": expected the tagged alias, carrying that tag in \"" +
+                       ctx.fields().alias_tag + "\", got alias " + *id + " with " + ctx.fields().alias_tag + " \"" +
+                       core::from_target(*shown, 80) + "\" (" + excerpt(json::serialize(body)) + ")");
+  if (answer) *answer = std::move(body);
   return *id;
 }
 
@@ -207,9 +216,9 @@ void TagGuard::adopt(const std::string& alias) {
 std::optional<std::vector<std::string>> untagged_aliases(CheckContext& ctx, const std::vector<Item>& aliases) {
   std::vector<std::string> out;
   for (const auto& a : aliases) {
-    auto t = tag_of(ctx, a.value);
-    if (!t) return std::nullopt;
-    if (t->empty()) out.push_back(a.id);
+    if (!a.value.is_object()) return std::nullopt;  // a bare id shows nothing of a tag
+    // Untagged: the tag field null, "" or absent (README, fields.alias_tag).
+    if (tag_of(ctx, a.value).value_or("").empty()) out.push_back(a.id);
   }
   return out;
 }

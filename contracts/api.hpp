@@ -47,9 +47,11 @@ boost::json::value get_agent(CheckContext& ctx, const std::string& id);
 // PUT snooze/wake (E3/E4): 200, JSON; notes the agent for the janitor.
 boost::json::value agent_op(CheckContext& ctx, const std::string& id, const char* op);
 
-// POST tag (E8): 200, JSON with the alias's id; the janitor deletes it unless
-// delete_tag() does. `minutes` as the dialect encodes integers.
-std::string tag(CheckContext& ctx, const std::string& tag_name, int minutes = 10);
+// POST tag (E8): 200, JSON with the alias's id, and where the alias shows a
+// tag, the one just set; the janitor deletes it unless delete_tag() does.
+// `minutes` as the dialect encodes integers. `answer`, when given, gets the body.
+std::string tag(CheckContext& ctx, const std::string& tag_name, int minutes = 10,
+                boost::json::value* answer = nullptr);
 // DELETE the tag (E9): 200, JSON.
 void delete_tag(CheckContext& ctx, const std::string& alias);
 
@@ -110,7 +112,8 @@ class TagGuard {
   std::vector<std::string> aliases_;
 };
 
-// Every alias of the list is untagged; nothing when the list shows no tags.
+// The untagged aliases of the list (tag field null, "" or absent); nothing
+// when its items are bare ids, which show no tags.
 std::optional<std::vector<std::string>> untagged_aliases(CheckContext& ctx, const std::vector<Item>& aliases);
 
 // "crh-probe-<what>": tags the run makes, so a sweep can find leftovers.

@@ -17,7 +17,7 @@ enum class Outcome {
   warn,           // only SHOULD findings (a profile default did not hold); a failure with --strict
   fail,           // a MUST finding
   skip,           // not run, with the reason (no call hook, needs --slow, ...)
-  indeterminate,  // the target timed out or reset: the outcome is unknown, never a failure
+  indeterminate,  // our deadline passed, or nothing of the run was answered: the outcome is unknown
 };
 
 std::string_view to_string(Outcome o);
@@ -40,6 +40,13 @@ struct CheckResult {
   std::vector<Finding> findings;    // everything that did not hold, MUST and SHOULD
   std::vector<Evidence> evidence;   // the exchanges the check made, in order
   std::chrono::microseconds duration{0};
+  // Skipped by its own body, on what the target answered or holds (no free
+  // alias, no call hook, ids under other names), not by the run's options:
+  // a rule the target could have had tested was not.
+  bool skipped_by_target = false;
+  // Ended undecided because an exchange ran out of --timeout: three such
+  // checks in a row mean the target stopped answering.
+  bool timed_out = false;
 };
 
 class CheckContext;

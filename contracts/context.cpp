@@ -26,6 +26,14 @@ std::vector<std::string> Janitor::tags() const {
   std::lock_guard lock(mutex_);
   return {tags_.begin(), tags_.end()};
 }
+void Janitor::tag_unsure(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  ++unsure_tags_[name];
+}
+std::map<std::string, int> Janitor::unsure_tags() const {
+  std::lock_guard lock(mutex_);
+  return unsure_tags_;
+}
 void Janitor::agent_changed(const std::string& id, const std::string& start_state) {
   std::lock_guard lock(mutex_);
   agents_.emplace(id, start_state);  // the first note is the state the run found
@@ -61,6 +69,30 @@ std::vector<Recorded> RunShared::recorded() const {
   std::lock_guard lock(recorded_mutex_);
   return recorded_;
 }
+void RunShared::record(const Dropped& d) {
+  std::lock_guard lock(recorded_mutex_);
+  dropped_.push_back(d);
+}
+std::vector<Dropped> RunShared::dropped() const {
+  std::lock_guard lock(recorded_mutex_);
+  return dropped_;
+}
+
+namespace {
+
+// The connection closed (or was reset) before a complete answer came.
+bool dropped(const core::Exchange& e) { return e.error == core::TransportError::reset; }
+
+// A request the target has no excuse to drop: its target is a valid URI of
+// sensible length (a framework may hang up on one that is not).
+bool well_formed(const core::HttpRequest& r) { return !malformed_target(r.target); }
+
+// HTTP's idempotent methods as the API uses them (GET; snooze and wake are
+// PUTs): sent once more after a drop. A POST (tag, call, database write) or a
+// DELETE is not: the first may have taken effect.
+bool idempotent(const core::HttpRequest& r) { return r.method == "GET" || r.method == "HEAD" || r.method == "PUT"; }
+
+}  // namespace
 
 // ---- CheckContext
 
@@ -71,6 +103,7 @@ void CheckContext::sleep_until(std::chrono::steady_clock::time_point t) {
   using namespace std::chrono_literals;
   while (std::chrono::steady_clock::now() < t) {
     if (run_.stop && run_.stop->load()) skip("not finished: the run was interrupted (Ctrl-C) while this check waited");
+    if (run_.stalled) skip("not finished: the target stopped answering while this check waited");
     std::this_thread::sleep_until(std::min(t, std::chrono::steady_clock::now() + 50ms));
   }
 }
@@ -96,17 +129,42 @@ core::HttpRequest CheckContext::authenticated(core::HttpRequest r, KeyMode key) 
 }
 
 core::Exchange CheckContext::send(core::HttpRequest request, KeyMode key) {
-  if (run_.target_lost) {
-    core::Exchange e{authenticated(std::move(request), key)};
-    e.error = core::TransportError::connect_failed;
-    e.error_detail = "not sent: the target stopped accepting connections earlier in the run";
+  request = authenticated(std::move(request), key);
+  if (run_.target_lost || run_.stalled || gave_up_) {
+    core::Exchange e{std::move(request)};
+    e.error = run_.target_lost ? core::TransportError::connect_failed : core::TransportError::timeout;
+    e.error_detail = run_.target_lost ? "not sent: the target stopped accepting connections earlier in the run"
+                     : run_.stalled   ? "not sent: the target stopped answering earlier in the run"
+                                      : "not sent: an earlier request of this check got no answer within --timeout";
     record(e);
     return e;
   }
-  auto e = client_.send(authenticated(std::move(request), key));
+  auto e = client_.send(request);
+  if (dropped(e) && well_formed(request) && idempotent(request)) {
+    record_attempt(e, false);  // the first attempt stays evidence; only a second drop counts
+    e = client_.send(std::move(request));
+    if (dropped(e)) e.error_detail += "; the same when sent a second time";
+  }
   if (e.error == core::TransportError::connect_failed) run_.target_lost = true;
+  // One request held past --timeout is enough for a check: its later
+  // requests (cleanup included: the restore redoes it) would each wait as
+  // long on a target that stopped answering.
+  if (e.error == core::TransportError::timeout && !(run_.stop && run_.stop->load())) gave_up_ = true;
+  note_tag_effect(e);
   record(e);
   return e;
+}
+
+void CheckContext::note_tag_effect(const core::Exchange& e) {
+  const auto op = core::api::recognize(run_.target.dialect.call_hook, e.request.method, e.request.target);
+  if (!op || op->op != core::api::Operation::tag) return;
+  if (e.answered() && e.response->status != 200 && e.response->status < 500) return;  // refused: no effect
+  if (e.answered() && e.response->status == 200) {
+    std::string why;
+    if (auto body = parse_json(e.response->body, why))
+      if (core::api::tagged_alias_id(fields(), *body)) return;  // the check knows its alias
+  }
+  run_.janitor.tag_unsure(core::api::request_parameter(e.request, "tag").value_or("(no tag name)"));
 }
 
 core::HttpRequest CheckContext::request(std::string method, std::string path,
@@ -144,10 +202,16 @@ std::unique_ptr<core::HttpClient> CheckContext::new_client() const {
   return std::make_unique<core::HttpClient>(run_.target.base, run_.client);
 }
 
-void CheckContext::record(const core::Exchange& e) {
+void CheckContext::record(const core::Exchange& e) { record_attempt(e, true); }
+
+void CheckContext::record_attempt(const core::Exchange& e, bool final) {
   result_.evidence.push_back(
       {core::to_curl(e.request, run_.target.base, run_.target.api_key), describe_answer(e), e.elapsed});
+  result_.timed_out = e.error == core::TransportError::timeout;
+  if (final && dropped(e) && well_formed(e.request))
+    run_.record(Dropped{result_.id, result_.evidence.back().curl, result_.evidence.back().answer});
   if (!e.answered()) return;
+  run_.answered_any = true;
   const auto& r = *e.response;
   const auto content_type = r.header("Content-Type");
   run_.record({result_.id, result_.evidence.back().curl, r.status, content_type, r.body,
@@ -163,12 +227,21 @@ void CheckContext::cite(const Recorded& r) {
        {}});
 }
 
+void CheckContext::cite(const Dropped& d) {
+  result_.evidence.push_back({d.curl, d.answer + " (made by " + d.check + ")", {}});
+}
+
 void CheckContext::require(bool ok, std::string_view rule, const std::string& text) {
   if (!ok) fail(rule, text);
 }
 
 void CheckContext::prefer(bool ok, std::string_view rule, const std::string& text) {
   if (!ok) result_.findings.push_back({Severity::should, rule, text});
+}
+
+void CheckContext::add(Finding f) {
+  if (f.severity == Severity::must) fail(f.rule, f.text);
+  result_.findings.push_back(std::move(f));
 }
 
 void CheckContext::fail(std::string_view rule, const std::string& text) {
@@ -185,10 +258,20 @@ const core::HttpResponse& CheckContext::response(const core::Exchange& e, const 
   // silence (timeout, reset, refused connection) leaves the outcome unknown.
   if (e.error == core::TransportError::malformed || e.error == core::TransportError::too_large)
     fail("C2", what + ": expected an HTTP/1.1 answer, got " + describe_answer(e));
+  if (auto problem = drop_problem(e)) fail("X0", what + ": " + *problem);
   if (!e.answered())
     indeterminate(what + ": no answer (" + std::string(core::to_string(e.error)) + ": " + e.error_detail +
-                  "); the outcome is unknown");
+                  ")" + (dropped(e) && !run_.answered_any ? "; no request of this run has been answered yet, so the network to the target may be down" : "") + "; the outcome is unknown");
   return *e.response;
+}
+
+std::optional<std::string> CheckContext::drop_problem(const core::Exchange& e) const {
+  if (!dropped(e) || !well_formed(e.request) || !run_.answered_any) return std::nullopt;
+  return "expected an answer to this well-formed request, but the connection was closed without a complete one (" +
+         e.error_detail + ")" +
+         (idempotent(e.request) ? ""
+                                : "; not sent again: a " + e.request.method + " may have taken effect, so what it did is unknown") +
+         ": the target dropped it (a crash?)";
 }
 
 json::value CheckContext::ok_json(const core::Exchange& e, std::string_view rule, const std::string& what) {

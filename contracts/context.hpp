@@ -45,6 +45,11 @@ class Janitor {
   void tagged(const std::string& alias);
   void untagged(const std::string& alias);
   std::vector<std::string> tags() const;
+  // A tag request whose effect is unknown (no answer, a 5xx, or a 200 without
+  // a readable alias id): the alias it may have tagged can only be found in
+  // the alias list, by the tag's name. Counted per name.
+  void tag_unsure(const std::string& name);
+  std::map<std::string, int> unsure_tags() const;
 
   // An agent's state as the run found it (see api::agent_state); the first
   // note counts; forgotten once restored.
@@ -61,6 +66,7 @@ class Janitor {
  private:
   mutable std::mutex mutex_;
   std::set<std::string> tags_;
+  std::map<std::string, int> unsure_tags_;
   std::map<std::string, std::string> agents_;
   std::map<std::string, std::optional<std::string>> keys_;
 };
@@ -75,6 +81,14 @@ struct Recorded {
   bool protocol_refusal = false;  // the HTTP layer refused a malformed request (shapes.hpp)
 };
 
+// A well-formed request whose connection closed without an answer (X0), as
+// the run-wide check cites it.
+struct Dropped {
+  std::string check;
+  std::string curl;
+  std::string answer;  // describe_answer: why there was none
+};
+
 // What every check of one run shares.
 struct RunShared {
   core::Target target;
@@ -85,14 +99,24 @@ struct RunShared {
   Janitor janitor;
   std::mutex channel_mutex;  // held by a check that needs the channel to itself
   std::atomic<bool> target_lost{false};
+  // Three checks in a row ran out of --timeout: the target stopped answering,
+  // and the run stops sending (checks not started are not run).
+  std::atomic<bool> stalled{false};
   const std::atomic<bool>* stop = nullptr;  // set by Ctrl-C: waits end early
+
+  // Some exchange of the run (the preflight's included) was answered: the
+  // network to the target works, so a dropped request is the target's doing.
+  std::atomic<bool> answered_any{false};
 
   void record(const Recorded& r);
   std::vector<Recorded> recorded() const;
+  void record(const Dropped& d);
+  std::vector<Dropped> dropped() const;
 
  private:
   mutable std::mutex recorded_mutex_;
   std::vector<Recorded> recorded_;
+  std::vector<Dropped> dropped_;
 };
 
 class CheckContext {
@@ -111,7 +135,14 @@ class CheckContext {
   // A request with `params` placed as the target's dialect says.
   core::HttpRequest request(std::string method, std::string path, const std::vector<core::Param>& params = {}) const;
 
-  // Sends and records. Never throws on transport errors: see response().
+  // True once a request of this check ran out of --timeout; send() then
+  // sends nothing more (each request would wait as long).
+  bool gave_up() const { return gave_up_; }
+
+  // Sends and records. Never throws on transport errors: see response(). A
+  // well-formed idempotent request (GET, PUT, HEAD) whose connection closed
+  // without an answer is sent once more, so a one-off blip is not a crash;
+  // both exchanges are evidence.
   core::Exchange send(core::HttpRequest request, KeyMode key = KeyMode::proper);
   core::Exchange send(std::string method, std::string path, const std::vector<core::Param>& params = {},
                       KeyMode key = KeyMode::proper);
@@ -132,6 +163,7 @@ class CheckContext {
   void record(const core::Exchange& e);
   // Evidence from elsewhere in the run (the run-wide checks cite exchanges).
   void cite(const Recorded& r);
+  void cite(const Dropped& d);
 
   // Waits until `t`, ending the check as skipped if the run is interrupted
   // meanwhile (a slow check must not hold Ctrl-C back for a tag lifetime).
@@ -141,12 +173,21 @@ class CheckContext {
   // the check goes on.
   void require(bool ok, std::string_view rule, const std::string& text);
   void prefer(bool ok, std::string_view rule, const std::string& text);
+  // A finding made elsewhere (shapes.hpp): a MUST ends the check, a SHOULD
+  // (judged apart or not) is noted.
+  void add(Finding f);
   [[noreturn]] void fail(std::string_view rule, const std::string& text);
   [[noreturn]] void skip(const std::string& why);
   [[noreturn]] void indeterminate(const std::string& why);
 
-  // The answer; without one the check ends: indeterminate after silence
-  // (timeout, reset), failed after a malformed or oversized answer.
+  // What is wrong when `e` is a well-formed request the target dropped
+  // without an answer while the network to it works (X0); else nothing.
+  std::optional<std::string> drop_problem(const core::Exchange& e) const;
+
+  // The answer; without one the check ends: failed after a malformed or
+  // oversized answer, and after a well-formed request's connection was
+  // closed without an answer (X0; send() retried an idempotent one once);
+  // indeterminate when our deadline passed or the connection could not be made.
   const core::HttpResponse& response(const core::Exchange& e, const std::string& what);
   // MUST: HTTP 200 with a JSON body (C2, C1 and `rule`). Returns the body.
   boost::json::value ok_json(const core::Exchange& e, std::string_view rule, const std::string& what);
@@ -160,6 +201,13 @@ class CheckContext {
   core::HttpClient& client_;
   CheckResult& result_;
   std::unique_ptr<core::CallDriver> calls_;
+  bool gave_up_ = false;  // a request of this check ran out of --timeout: send() sends no more
+
+  // A tag request whose effect is unknown goes to the janitor by its tag name.
+  void note_tag_effect(const core::Exchange& e);
+  // Evidence, and the run's record; a first attempt that send() retries is
+  // not `final`: only a drop that stayed a drop counts against the target.
+  void record_attempt(const core::Exchange& e, bool final);
 };
 
 // "HTTP 404 application/json, 31 bytes: {...}" or "no answer: timeout (...)".

@@ -70,6 +70,12 @@ std::string random_text(std::size_t n, std::string_view alphabet) {
 // The database key the encoding probe writes (DESIGN.md §5: probes live under crh-probe-).
 constexpr std::string_view kEncodingProbeKey = "crh-probe-encoding";
 
+// Checks in a row that end undecided on --timeout before the run decides the
+// target stopped answering: one slow answer is not a stall, and three keep a
+// deadlocked target's run within about 4 × --timeout (the restore's try is
+// the fourth).
+constexpr int kStallChecks = 3;
+
 class Executor {
  public:
   Executor(const RunOptions& o, RunReport& report) : options_(o), report_(report) {
@@ -88,6 +94,7 @@ class Executor {
   void run(const std::vector<const Check*>& selected) {
     report_.results.resize(selected.size());
     report_.encoding = shared_.target.dialect.encoding;
+    report_.timeout = shared_.client.timeout;
     if (!preflight()) return;
     if (options_.detect_encoding) detect_encoding();
     report_.encoding = shared_.target.dialect.encoding;
@@ -108,6 +115,7 @@ class Executor {
     for (auto i : rest) run_quick(*selected[i], client, i);
     background.join();
     for (auto i : last) run_one(*selected[i], client, i);
+    report_.stalled = shared_.stalled;
     core::ClientConfig restoring = shared_.client;
     restoring.cancel = nullptr;
     core::HttpClient restorer(shared_.target.base, restoring);  // a fresh connection: the checks' may be broken
@@ -173,6 +181,7 @@ class Executor {
       for (auto& r : report_.results) r.outcome = Outcome::skip;
       return false;
     }
+    if (e.answered()) shared_.answered_any = true;
     if (e.answered() && (e.response->status == 401 || e.response->status == 403))
       report_.notes.push_back("the target refused the configured key (GET " + api::agents_path() + " answered HTTP " +
                               std::to_string(e.response->status) +
@@ -200,6 +209,11 @@ class Executor {
     } else if (c.slow && !options_.slow) {
       ended = Outcome::skip;
       ended_message = "runs only with --slow: it waits for a tag to expire (one minute, or --minute-ms)";
+    } else if (shared_.stalled) {
+      ended = Outcome::skip;
+      ended_message = "not run: the target stopped answering (" + std::to_string(kStallChecks) +
+                      " checks in a row got no answer within --timeout " +
+                      std::to_string(shared_.client.timeout.count()) + " ms)";
     } else if (c.needs_call_hook && !shared_.target.dialect.call_hook.enabled) {
       ended = Outcome::skip;
       ended_message = "the profile says the target has no call hook (call_hook: null)";
@@ -210,6 +224,7 @@ class Executor {
       } catch (const CheckEnded& e) {
         ended = e.outcome;
         ended_message = e.message;
+        r.skipped_by_target = e.outcome == Outcome::skip;
       } catch (const std::exception& e) {
         ended = Outcome::indeterminate;
         ended_message = std::string("the check could not finish: ") + e.what();
@@ -217,15 +232,32 @@ class Executor {
     }
     r.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
     finish(r, ended, ended_message);
+    note_stall(r);
     if (options_.on_result) {
       std::lock_guard lock(progress_mutex_);
       options_.on_result(r);
     }
   }
 
+  // Three checks in a row that ended undecided on --timeout: the target
+  // stopped answering, and waiting on it check by check would take minutes.
+  void note_stall(const CheckResult& r) {
+    if (r.outcome == Outcome::skip) return;
+    if (!r.timed_out) {
+      timeouts_in_a_row_ = 0;
+      return;
+    }
+    if (++timeouts_in_a_row_ >= kStallChecks) shared_.stalled = true;
+  }
+
   void finish(CheckResult& r, Outcome ended, const std::string& message) {
-    const bool must = std::any_of(r.findings.begin(), r.findings.end(),
-                                  [](const Finding& f) { return f.severity == Severity::must; });
+    const auto any = [&](auto pred) { return std::any_of(r.findings.begin(), r.findings.end(), pred); };
+    const bool must = any([](const Finding& f) { return f.severity == Severity::must; });
+    // A framework's refusal judged apart stays a warning under --strict: no
+    // service on that stack could answer otherwise.
+    const auto counts_for_strict = [](const Finding& f) { return f.severity == Severity::should && !f.apart; };
+    r.timed_out = r.timed_out && ended == Outcome::indeterminate;
+    r.skipped_by_target = r.skipped_by_target && ended == Outcome::skip;
     if (ended == Outcome::skip || ended == Outcome::indeterminate) {
       r.outcome = ended;
       r.message = message;
@@ -233,8 +265,9 @@ class Executor {
       r.outcome = Outcome::fail;
       r.message = message;
     } else if (!r.findings.empty()) {
-      r.outcome = options_.strict ? Outcome::fail : Outcome::warn;
-      r.message = r.findings.front().text;
+      const bool fails = options_.strict && any(counts_for_strict);
+      r.outcome = fails ? Outcome::fail : Outcome::warn;
+      r.message = (fails ? *std::find_if(r.findings.begin(), r.findings.end(), counts_for_strict) : r.findings.front()).text;
     } else {
       r.outcome = Outcome::pass;
     }
@@ -255,13 +288,17 @@ class Executor {
     scratch.id = "restore";
     CheckContext ctx(shared_, client, scratch);
     auto& janitor = shared_.janitor;
-    const std::string& channel = shared_.target.channel;
     auto agents = janitor.agents();
     auto keys = janitor.database_keys();
     std::optional<std::vector<std::string>> left_tagged;  // probe tags seen after the restore
+    // A target that stopped answering gets one try: the restore's first
+    // request past --timeout ends its sending (CheckContext::gave_up), so the
+    // run still ends within about 4 × --timeout.
+    shared_.stalled = false;
     try {
       for (const auto& alias : janitor.tags()) api::untag_quietly(ctx, alias);
-      // A tag the target made although it should have refused (a fault) is swept too.
+      // Tags whose alias the run does not know (a tag it made although it
+      // should have refused, or whose answer was unreadable) are found by name.
       if (auto tagged = probe_tagged_aliases(ctx))
         for (const auto& id : *tagged) {
           janitor.tagged(id);
@@ -278,25 +315,41 @@ class Executor {
     } catch (const CheckEnded&) {
       report_.notes.push_back("restoring the target stopped early: it stopped answering");
     }
-    // The list read after the restore is the truth; without it, every tag
-    // the run made and could not delete may still be there.
-    if (left_tagged) {
-      for (const auto& alias : *left_tagged)
-        report_.notes.push_back("not restored: alias " + alias + " of channel " + channel + " still carries a \"" +
-                                std::string(api::kProbePrefix) + "...\" tag after the restore");
-    } else {
-      report_.notes.push_back("not verified: could not list the aliases of channel " + channel +
-                              " after restoring, to see that no \"" + std::string(api::kProbePrefix) +
-                              "...\" tag is left");
-      for (const auto& alias : janitor.tags())
-        report_.notes.push_back("not restored: alias " + alias + " of channel " + channel + " may still carry the \"" +
-                                std::string(api::kProbePrefix) + "...\" tag this run made");
-    }
+    if (ctx.gave_up())
+      report_.notes.push_back("restoring the target stopped early: a request got no answer within --timeout " +
+                              std::to_string(shared_.client.timeout.count()) + " ms");
+    note_left_tags(left_tagged);
     for (const auto& [id, state] : agents)
       report_.notes.push_back("not restored: agent " + id + " could not be put back to its state \"" + state + "\"");
     for (const auto& [key, old] : keys)
       report_.notes.push_back("not restored: database key " + key + " could not be given back its value" +
-                              (old ? "" : " (it had none: the empty string was to be written)"));
+                              (old ? "" : " (it had none before the run; the spec has no database DELETE, so the "
+                                          "empty string was to be written: the key stays, under the \"" +
+                                              std::string(api::kProbePrefix) + "\" prefix DESIGN.md §5 allows)"));
+  }
+
+  // The tags the run may have left: the alias list read after the restore is
+  // the truth; without it, every tag the run made and could not delete, and
+  // every tag request whose alias it never learned, may still be there.
+  void note_left_tags(const std::optional<std::vector<std::string>>& left_tagged) {
+    const std::string& channel = shared_.target.channel;
+    const std::string prefix(api::kProbePrefix);
+    if (left_tagged) {
+      for (const auto& alias : *left_tagged)
+        report_.notes.push_back("not restored: alias " + alias + " of channel " + channel + " still carries a \"" +
+                                prefix + "...\" tag after the restore");
+      return;
+    }
+    report_.notes.push_back("not verified: could not list the aliases of channel " + channel +
+                            " after restoring, to see that no \"" + prefix + "...\" tag is left");
+    for (const auto& alias : shared_.janitor.tags())
+      report_.notes.push_back("not restored: alias " + alias + " of channel " + channel + " may still carry the \"" +
+                              prefix + "...\" tag this run made");
+    for (const auto& [name, count] : shared_.janitor.unsure_tags())
+      report_.notes.push_back(
+          "not restored: " + std::to_string(count) + " tag request(s) named \"" + name + "\" on channel " + channel +
+          " got no readable answer, so the alias each may have tagged is unknown; it keeps the tag until it expires " +
+          "(the run asks for 10 minutes or the profile's minimum) unless you list the aliases and DELETE it");
   }
 
   // The aliases of the channel that carry a probe tag now; nothing when the
@@ -314,6 +367,7 @@ class Executor {
   RunReport& report_;
   RunShared shared_;
   std::mutex progress_mutex_;
+  std::atomic<int> timeouts_in_a_row_{0};
 };
 
 }  // namespace
@@ -342,6 +396,52 @@ RunReport run_contract(const RunOptions& options) {
   return report;
 }
 
+namespace {
+
+// "; 2 MUST checks skipped themselves on what the target answered, so their
+// rules went untested: 1 "no untagged alias on the channel" (binding.x), ...":
+// coverage a user would otherwise lose in silence. Empty when none did.
+std::string coverage_lost(const RunReport& report) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> reasons;  // reason, checks; in run order
+  std::size_t n = 0;
+  for (const auto& r : report.results) {
+    if (!r.skipped_by_target || r.severity != Severity::must) continue;
+    ++n;
+    // The reason without its particulars (a body, an alias id in brackets),
+    // so checks that skipped for one cause group together.
+    std::string why = r.message.substr(0, r.message.find(" ("));
+    if (why.size() > 140) why = why.substr(0, 137) + "...";
+    auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& e) { return e.first == why; });
+    if (it == reasons.end()) reasons.push_back({why, {r.id}});
+    else it->second.push_back(r.id);
+  }
+  if (n == 0) return {};
+  constexpr std::size_t kShown = 3;
+  std::string out = "; " + std::to_string(n) + " MUST check(s) skipped themselves on what the target answered, so " +
+                    "their rules went untested:";
+  for (std::size_t i = 0; i < reasons.size() && i < kShown; ++i) {
+    const auto& [why, ids] = reasons[i];
+    out += std::string(i ? ";" : "") + " " + std::to_string(ids.size()) + " because \"" + why + "\" (" + ids.front() +
+           (ids.size() > 1 ? " and " + std::to_string(ids.size() - 1) + " more" : "") + ")";
+  }
+  if (reasons.size() > kShown) out += "; and " + std::to_string(reasons.size() - kShown) + " other reason(s)";
+  return out;
+}
+
+// "; 2 check(s) judged apart a framework's refusal of a malformed request
+// (a warning, also under --strict)": said wherever the verdict is shown.
+std::string judged_apart_text(const RunReport& report) {
+  const auto n = std::count_if(report.results.begin(), report.results.end(), [](const CheckResult& r) {
+    return std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.apart; });
+  });
+  if (n == 0) return {};
+  return "; " + std::to_string(n) +
+         " check(s) judged apart the HTTP layer's refusal of a malformed request (a framework's answer before the "
+         "API runs: a warning, also under --strict)";
+}
+
+}  // namespace
+
 ContractVerdict verdict_of(const RunReport& report, bool strict) {
   std::size_t n[5] = {};
   for (const auto& r : report.results) ++n[static_cast<std::size_t>(r.outcome)];
@@ -352,22 +452,28 @@ ContractVerdict verdict_of(const RunReport& report, bool strict) {
                             " warned, " + std::to_string(count(Outcome::fail)) + " failed, " +
                             std::to_string(undecided) + " indeterminate, " + std::to_string(count(Outcome::skip)) +
                             " skipped";
+  const std::string also = coverage_lost(report) + judged_apart_text(report);
   if (report.interrupted)
     return {1, "incomplete",
             "interrupted (Ctrl-C or SIGTERM): the checks not yet started were skipped (" + tally + ")"};
   if (report.unreachable) return {3, "unreachable", report.unreachable_reason};
+  if (report.stalled)
+    return {1, "failed",
+            "the target stopped answering: " + std::to_string(kStallChecks) +
+                " checks in a row got no answer within --timeout " + std::to_string(report.timeout.count()) +
+                " ms, so the checks after them were not run (" + tally + ")" + also};
   if (count(Outcome::fail) > 0)
     return {1, "failed",
             std::to_string(count(Outcome::fail)) + " check(s) failed" +
-                (strict ? " (--strict: SHOULD findings fail)" : "") + " (" + tally + ")"};
+                (strict ? " (--strict: SHOULD findings fail)" : "") + " (" + tally + ")" + also};
   // A run that proved nothing must not pass: a CI gate would go green on a
   // target that only timed out, reset or sent truncated answers.
-  if (ran == 0) return {3, "untested", "the target could not be tested: no selected check ran (" + tally + ")"};
+  if (ran == 0) return {3, "untested", "the target could not be tested: no selected check ran (" + tally + ")" + also};
   if (2 * undecided > ran)
     return {3, "untested",
             "the target could not be tested: " + std::to_string(undecided) + " of the " + std::to_string(ran) +
-                " checks that ran got no usable answer (timeouts, resets or truncated answers; " + tally + ")"};
-  return {0, "passed", "every MUST check held (" + tally + ")"};
+                " checks that ran got no usable answer (timeouts, resets or truncated answers; " + tally + ")" + also};
+  return {0, "passed", "every MUST check that ran held (" + tally + ")" + also};
 }
 
 // ---- the result document
@@ -402,10 +508,13 @@ json::object check_json(const CheckResult& r) {
   namespace c = k::check;
   json::array rules, findings, evidence;
   for (const auto& id : r.rules) rules.emplace_back(id);
-  for (const auto& f : r.findings)
-    findings.push_back(json::object{{k::finding::severity, to_string(f.severity)},
-                                    {k::finding::rule, f.rule},
-                                    {k::finding::text, valid_utf8(f.text)}});
+  for (const auto& f : r.findings) {
+    json::object finding{{k::finding::severity, to_string(f.severity)},
+                         {k::finding::rule, f.rule},
+                         {k::finding::text, valid_utf8(f.text)}};
+    if (f.apart) finding[k::finding::judged_apart] = true;
+    findings.push_back(std::move(finding));
+  }
   for (const auto& e : r.evidence)
     evidence.push_back(json::object{{k::evidence::curl, valid_utf8(e.curl)},
                                     {k::evidence::answer, valid_utf8(e.answer)},
@@ -413,7 +522,7 @@ json::object check_json(const CheckResult& r) {
   const Check* check = nullptr;
   for (const auto& known : all_checks())
     if (known.id == r.id) check = &known;
-  return json::object{{c::id, r.id},
+  json::object out{{c::id, r.id},
                       {c::suite, r.suite},
                       {c::summary, check ? check->summary : ""},
                       {c::rules, std::move(rules)},
@@ -423,6 +532,8 @@ json::object check_json(const CheckResult& r) {
                       {c::duration_ms, ms(r.duration)},
                       {c::findings, std::move(findings)},
                       {c::evidence, std::move(evidence)}};
+  if (r.skipped_by_target) out[c::skipped_by_target] = true;
+  return out;
 }
 
 // Every rule of the catalogue with its outcome and the checks covering it.

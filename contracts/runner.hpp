@@ -40,6 +40,10 @@ struct RunReport {
   std::vector<CheckResult> results;  // in registry order
   bool unreachable = false;          // nothing could be asked: exit 3
   bool interrupted = false;          // stopped early (RunOptions::stop): incomplete, exit 1
+  // Three checks in a row ran out of the timeout: the target stopped
+  // answering, the rest were not run (exit 1).
+  bool stalled = false;
+  std::chrono::milliseconds timeout{0};  // each exchange's deadline (ClientConfig::timeout), for the stall's message
   std::string unreachable_reason;
   std::vector<std::string> notes;                            // what a reader must know: key refused, restore problems
   core::ParamEncoding encoding = core::ParamEncoding::form;  // what the checks sent (detected or given)
@@ -50,9 +54,12 @@ struct RunReport {
 
 // The verdict of a run, first match wins: exit 1 "incomplete" when it was
 // interrupted; exit 3 "unreachable" when nothing could be asked; exit 1
-// "failed" when a check failed; exit 3 "untested" when the run proved nothing
-// (no check ran, or more than half of the checks that ran got no usable
-// answer); else 0 "passed". `reason` says which, with the counts.
+// "failed" when the target stopped answering (3 checks in a row timed out) or
+// a check failed; exit 3 "untested" when the run proved nothing (no check
+// ran, or more than half of the checks that ran got no usable answer); else
+// 0 "passed". `reason` says which, with the counts, the MUST checks the
+// target's answers made skip themselves, and the framework refusals judged
+// apart.
 struct ContractVerdict {
   int exit_code = 0;
   std::string status;

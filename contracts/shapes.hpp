@@ -26,6 +26,10 @@ struct Finding {
   Severity severity;
   std::string_view rule;  // catalogue id
   std::string text;       // what was expected and what came
+  // A framework's refusal of a malformed request, judged apart (judged_apart):
+  // a SHOULD that stays a warning under --strict, since no service on that
+  // stack could answer otherwise.
+  bool apart = false;
 };
 
 // The findings on one error answer (any status but 200): a 5xx, a body that

@@ -77,7 +77,21 @@ inline constexpr Key strict = "strict";
 inline constexpr Key minute_ms = "minute_ms";
 inline constexpr Key timeout_ms = "timeout_ms";
 inline constexpr Key profile = "profile";
+// How to rerun one check as it ran (runners/ write it, every rendering of a
+// failure shows it); absent in documents written before issue 22
+inline constexpr Key rerun = "rerun";
 }  // namespace contract_config
+
+// contract config.rerun: the options of `crh contract` that shaped the checks
+// (never the key), and where a rerun gets its key
+namespace rerun {
+inline constexpr Key options = "options";
+inline constexpr Key key_source = "key_source";
+// values of key_source
+inline constexpr Key key_from_environment = "environment";  // CRH_API_KEY must be exported
+inline constexpr Key key_from_file = "file";                // the options name --api-key-file
+inline constexpr Key key_embedded = "embedded";             // the embedded service makes its own
+}  // namespace rerun
 
 // counts (of the whole run and of each suite): the total and one per outcome,
 // named as contracts::to_string(Outcome) names them
@@ -108,6 +122,9 @@ inline constexpr Key message = "message";
 using envelope::duration_ms;
 inline constexpr Key findings = "findings";
 inline constexpr Key evidence = "evidence";
+// true when the check's own body skipped it on what the target answered (a
+// rule the target could have had tested was not); absent otherwise
+inline constexpr Key skipped_by_target = "skipped_by_target";
 }  // namespace check
 
 // checks[].findings[]
@@ -115,6 +132,9 @@ namespace finding {
 using check::severity;
 inline constexpr Key rule = "rule";
 inline constexpr Key text = "text";
+// true for a framework's refusal of a malformed request, judged apart (a
+// warning also under --strict); absent otherwise
+inline constexpr Key judged_apart = "judged_apart";
 }  // namespace finding
 
 // checks[].evidence[]

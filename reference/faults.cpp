@@ -50,6 +50,8 @@ constexpr std::array kFaults{
               "the bind is check-then-act with one event-loop turn between: a microsecond race window"},
     FaultInfo{Fault::binding_survives_retag, "binding-survives-retag",
               "a deleted or expired tag leaves its bound caller behind: the alias's next tag is locked to that caller"},
+    FaultInfo{Fault::crash_unknown_wake, "crash-unknown-wake",
+              "PUT .../local-agents/{unknown}/wake closes the connection without an answer (a handler that crashes)"},
 };
 static_assert(kFaults.size() == static_cast<std::size_t>(Fault::count_));
 

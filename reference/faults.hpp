@@ -36,6 +36,7 @@ enum class Fault {
   expiry_sliding,          // each call of a tagged alias restarts the tag's lifetime
   binding_racy_turn,       // like binding_racy, but the gap is one event-loop turn
   binding_survives_retag,  // the bound caller outlives the tag: a new tag of the alias is locked to it
+  crash_unknown_wake,      // waking an unknown agent closes the connection without an answer
   count_
 };
 

@@ -164,6 +164,7 @@ struct Server::Impl {
       try {
         handled = handle_request(service, req);
         Reply& reply = handled.reply;
+        if (reply.drop) break;  // a fault mode: the connection ends unanswered
         if (reply.wait.count() > 0) {
           net::steady_timer timer(stream.get_executor(), reply.wait);
           co_await timer.async_wait(use_tuple);

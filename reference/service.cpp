@@ -418,7 +418,9 @@ Reply Service::dispatch(const Route& route, const Request& req) {
     case Endpoint::agents_list: return {list_agents()};
     case Endpoint::agent_get: return {get_agent(route)};
     case Endpoint::agent_snooze: return {set_snoozed(route, true)};
-    case Endpoint::agent_wake: return {set_snoozed(route, false)};
+    case Endpoint::agent_wake:
+      if (config_.faults.has(Fault::crash_unknown_wake) && !state_.agent(route.id)) return Reply{.drop = true};
+      return {set_snoozed(route, false)};
     case Endpoint::db_get: return {db_get(route)};
     case Endpoint::db_set: return {db_set(route, param("value"))};
     case Endpoint::aliases_list: return {list_aliases(route)};

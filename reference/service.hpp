@@ -51,6 +51,7 @@ struct Reply {
   std::chrono::milliseconds wait{0};
   bool yield = false;
   std::function<Response()> then;
+  bool drop = false;  // close the connection without answering (a fault: a handler's crash)
 };
 
 class Service {

@@ -113,6 +113,9 @@ void race_round(CheckContext& ctx, int round, int n) {
   const std::string where = "round " + std::to_string(round + 1) + ", alias " + alias + ", " + std::to_string(n) +
                             " callers released within " + std::to_string(skew.count()) + " µs: ";
   if (verdict.kind == RaceVerdict::broken) ctx.fail("B2", where + verdict.text);
+  for (const auto& r : results)  // a caller whose call was dropped unanswered: a crash, not an open outcome
+    if (r.exchange)
+      if (auto problem = ctx.drop_problem(*r.exchange)) ctx.fail("X0", where + "a caller's call: " + *problem);
   judge_refusals(ctx, results, where);
   if (verdict.kind == RaceVerdict::undecided) ctx.indeterminate(where + verdict.text);
   for (int i = 0; i < n; ++i)
@@ -124,8 +127,10 @@ void race_round(CheckContext& ctx, int round, int n) {
 // tag was bound (a lock left behind would refuse the new tag's first caller).
 void fresh_after_retag(CheckContext& ctx) {
   const auto aliases = list_aliases(ctx);
-  const auto free = untagged_aliases(ctx, aliases).value_or(std::vector<std::string>{}).size();
-  if (free == 0) ctx.skip("no untagged alias on the channel");
+  // A list of bare ids shows no tags: the tag below tells whether one is free.
+  const auto untagged = untagged_aliases(ctx, aliases);
+  if (untagged && untagged->empty())
+    ctx.skip("no untagged alias on the channel (every alias shows a tag in \"" + ctx.fields().alias_tag + "\")");
   TagGuard tags(ctx);
   auto alias = tags.tag("retag");
   connects(ctx, alias, ctx.caller(1), "B1", "the first caller of the first tag");

@@ -145,9 +145,10 @@ std::optional<std::string> judge_odd(CheckContext& ctx, const core::Exchange& e,
   if (protocol_level_refusal(e.request.target, r.status, r.header("Content-Type"), r.body))
     findings = judged_apart(std::move(findings));
   std::optional<std::string> must;
-  for (const auto& f : findings) {
-    if (f.severity == Severity::should) ctx.prefer(false, f.rule, what + ": " + f.text);
-    else if (!must) must = what + ": " + f.text;
+  for (auto& f : findings) {
+    f.text = what + ": " + f.text;
+    if (f.severity == Severity::should) ctx.add(std::move(f));  // judged apart or not, as it came
+    else if (!must) must = std::move(f.text);
   }
   return must;
 }
@@ -170,19 +171,22 @@ void odd_requests(CheckContext& ctx) {
       {"POST", database_path(key), {{"Content-Type", "application/x-www-form-urlencoded"}}, "value=%ff%fe"},
       {"POST", database_path(key), {{"Content-Type", "application/json"}}, "{\"value\": 12}"},
   };
-  std::vector<std::string> failed, unanswered;
+  std::vector<Finding> failed;  // MUST findings, in the order sent
+  std::vector<std::string> unanswered;
   for (auto& r : odd) {
     const std::string what =
         r.method + " " + r.target.substr(0, 80) + (r.body.empty() ? "" : " with body " + excerpt(r.body, 40));
     auto e = ctx.send(r);
-    if (auto problem = judge_odd(ctx, e, what)) failed.push_back(*problem);
+    if (auto drop = ctx.drop_problem(e)) failed.push_back({Severity::must, "X0", what + ": " + *drop});
+    else if (auto problem = judge_odd(ctx, e, what)) failed.push_back({Severity::must, "X1", *problem});
     else if (!e.answered()) unanswered.push_back(what + ": " + describe_answer(e));
     else if (e.response->status == 200 && r.target == ch) untag_if_tagged(ctx, e);  // tagged after all
   }
   const std::string of = " (" + std::to_string(odd.size()) + " odd requests sent)";
   if (!failed.empty())
-    ctx.fail("X1", std::to_string(failed.size()) + " odd request(s) got a wrong answer" + of +
-                       "; first: " + failed.front() + (failed.size() > 1 ? "; then: " + failed[1] : ""));
+    ctx.fail(failed.front().rule, std::to_string(failed.size()) + " odd request(s) got a wrong answer or none" + of +
+                                      "; first: " + failed.front().text +
+                                      (failed.size() > 1 ? "; then: " + failed[1].text : ""));
   if (!unanswered.empty())
     ctx.indeterminate(std::to_string(unanswered.size()) + " odd request(s) got no answer" + of +
                       "; first: " + unanswered.front());
@@ -190,7 +194,9 @@ void odd_requests(CheckContext& ctx) {
 
 // X1, X2, C1: every error answer of the whole run has the documented error shape.
 void every_error_answer(CheckContext& ctx) {
-  std::optional<Finding> first_must, first_should;
+  // A framework refusal judged apart is reported on its own: under --strict
+  // only the other SHOULD findings fail the check.
+  std::optional<Finding> first_must, first_should, first_apart;
   std::size_t errors = 0, bad = 0;
   int cited = 0;
   for (const auto& r : ctx.run().recorded()) {
@@ -202,7 +208,7 @@ void every_error_answer(CheckContext& ctx) {
     ++bad;
     for (auto& f : findings) {
       f.text = r.check + ": " + f.text;
-      auto& slot = f.severity == Severity::must ? first_must : first_should;
+      auto& slot = f.severity == Severity::must ? first_must : f.apart ? first_apart : first_should;
       if (!slot) slot = f;
     }
     if (cited < 5) {
@@ -213,8 +219,27 @@ void every_error_answer(CheckContext& ctx) {
   const std::string expected = "expected every error answer to have the documented shape (" + std::to_string(bad) +
                                " of " + std::to_string(errors) +
                                " error answers of the run break the error shape; first: ";
-  if (first_should) ctx.prefer(false, first_should->rule, expected + first_should->text + ")");
-  if (first_must) ctx.fail(first_must->rule, expected + first_must->text + ")");
+  for (auto* f : {&first_apart, &first_should, &first_must})
+    if (*f) {
+      (*f)->text = expected + (*f)->text + ")";
+      ctx.add(std::move(**f));
+    }
+}
+
+// X0: every well-formed request of the whole run got an answer. A drop is
+// counted only after the idempotent retry, and only once the network to the
+// target was shown to work (some exchange was answered).
+void every_request_answered(CheckContext& ctx) {
+  const auto dropped = ctx.run().dropped();
+  if (!ctx.run().answered_any)
+    ctx.indeterminate("no request of the run got an answer: the network to the target may be down, so a dropped "
+                      "connection says nothing about the target");
+  for (std::size_t i = 0; i < dropped.size() && i < 5; ++i)
+    ctx.cite(dropped[i]);
+  if (!dropped.empty())
+    ctx.fail("X0", "expected every well-formed request to get an answer; " + std::to_string(dropped.size()) +
+                       " had their connection closed without one (idempotent ones also when sent again); first: " +
+                       dropped.front().check + ": " + dropped.front().answer);
 }
 
 }  // namespace
@@ -249,7 +274,7 @@ void add_error_checks(std::vector<Check>& out) {
                  .body = database_post_without_value});
   out.push_back({.id = "errors.odd-requests",
                  .suite = s,
-                 .rules = {"X1", "X2"},
+                 .rules = {"X0", "X1", "X2"},
                  .summary = "odd but well-formed requests never get a 5xx; refusals carry a msg",
                  .body = odd_requests});
   out.push_back(
@@ -260,6 +285,13 @@ void add_error_checks(std::vector<Check>& out) {
            "every error answer of the run: a 4xx status, a JSON object with a non-empty string msg, JSON Content-Type",
        .body = every_error_answer,
        .run_wide = true});
+  out.push_back({.id = "errors.every-request-answered",
+                 .suite = s,
+                 .rules = {"X0"},
+                 .summary = "every well-formed request of the run gets an answer: a connection closed without one "
+                            "(idempotent requests: twice) is a crash",
+                 .body = every_request_answered,
+                 .run_wide = true});
 }
 
 }  // namespace crh::contracts::suites

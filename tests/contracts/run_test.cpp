@@ -131,6 +131,7 @@ const std::vector<FaultCase> kFaultTable{
     {"expiry-sliding", {"expiry.lifetime"}, true},
     {"binding-racy-turn", {"binding.race"}, false, 3},
     {"binding-survives-retag", {"binding.fresh-after-retag"}},
+    {"crash-unknown-wake", {"agents.unknown-id", "errors.every-request-answered"}},
 };
 
 void PrintTo(const FaultCase& c, std::ostream* os) { *os << c.fault; }

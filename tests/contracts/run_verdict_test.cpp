@@ -68,5 +68,64 @@ TEST(ContractVerdict, UnreachableAndInterruptedComeFirst) {
   EXPECT_EQ(v.status, "incomplete");
 }
 
+TEST(ContractVerdict, AStalledTargetFailsAndSaysSo) {
+  // Three checks in a row timed out; the rest were not run.
+  auto stalled = report_with(20, 0, 40, 3);
+  stalled.stalled = true;
+  stalled.timeout = std::chrono::milliseconds(1500);
+  const auto v = verdict_of(stalled, false);
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(v.status, "failed");
+  EXPECT_NE(v.reason.find("the target stopped answering: 3 checks in a row got no answer within --timeout 1500 ms"),
+            std::string::npos)
+      << v.reason;
+  // An interruption still comes first: the user stopped it.
+  stalled.interrupted = true;
+  EXPECT_EQ(verdict_of(stalled, false).status, "incomplete");
+}
+
+TEST(ContractVerdict, MustChecksTheTargetSkippedStandOutGroupedByReason) {
+  auto report = report_with(30, 0, 0, 0);
+  auto skipped = [&](const char* id, const char* why, Severity severity, bool by_target) {
+    CheckResult r;
+    r.id = id;
+    r.outcome = Outcome::skip;
+    r.severity = severity;
+    r.message = why;
+    r.skipped_by_target = by_target;
+    report.results.push_back(r);
+  };
+  skipped("binding.a", "the target has no call hook", Severity::must, true);
+  skipped("binding.b", "the target has no call hook", Severity::must, true);
+  skipped("binding.fresh-after-retag", "no untagged alias on the channel", Severity::must, true);
+  skipped("expiry.x", "runs only with --slow", Severity::must, false);   // the run's options: not the target's doing
+  skipped("errors.tag.minutes-zero", "minutes=0 is valid here", Severity::should, true);  // a SHOULD check
+  const auto v = verdict_of(report, false);
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.reason.find("3 MUST check(s) skipped themselves on what the target answered"), std::string::npos)
+      << v.reason;
+  EXPECT_NE(v.reason.find("2 because \"the target has no call hook\" (binding.a and 1 more)"), std::string::npos)
+      << v.reason;
+  EXPECT_NE(v.reason.find("1 because \"no untagged alias on the channel\" (binding.fresh-after-retag)"),
+            std::string::npos)
+      << v.reason;
+  EXPECT_EQ(v.reason.find("expiry.x"), std::string::npos) << v.reason;
+  EXPECT_EQ(v.reason.find("minutes-zero"), std::string::npos) << v.reason;
+  // Without such skips the verdict says nothing of them.
+  EXPECT_EQ(verdict_of(report_with(30, 0, 2, 0), false).reason.find("skipped themselves"), std::string::npos);
+}
+
+TEST(ContractVerdict, FrameworkRefusalsJudgedApartAreNamed) {
+  auto report = report_with(10, 0, 0, 0);
+  CheckResult warned;
+  warned.id = "errors.odd-requests";
+  warned.outcome = Outcome::warn;
+  warned.findings.push_back({Severity::should, "X2", "judged apart: ...", true});
+  report.results.push_back(warned);
+  const auto v = verdict_of(report, true);
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.reason.find("1 check(s) judged apart the HTTP layer's refusal"), std::string::npos) << v.reason;
+}
+
 }  // namespace
 }  // namespace crh::contracts

@@ -275,6 +275,13 @@ const std::vector<FaultScenario>& scenarios() {
            if (race_once(probe(f), round, 8) > 1) return true;
          return false;
        }},
+      {Fault::crash_unknown_wake,
+       [](ServerFixture& f) {
+         // No answer at all: the connection ends with nothing read (a healthy server answers 404).
+         RawConnection c("127.0.0.1", probe(f).port());
+         c.send(build_request("PUT", "/api/v1/local-agents/no-such-agent/wake", Probe::with_key(), ""));
+         return !c.read_response(2s);
+       }},
       {Fault::slow_tag,
        [](ServerFixture& f) {
          auto t0 = std::chrono::steady_clock::now();

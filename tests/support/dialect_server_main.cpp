@@ -7,12 +7,21 @@
 // raises no false alarm on a correct service that is not the reference.
 //
 //   crh_dialect_server --port 0 --api-key-file FILE --minute-ms N [--channels N --aliases M]
-//                      [--invalid-uri json|html]
+//                      [--invalid-uri json|html|text] [--flaw NAME]... [--stop-answering-after N]
 //
 // --invalid-uri html answers a request target that is not a valid URI
 // (GET /database/%zz%) with a framework's 400 text/html page before any API
-// code runs, as the JDK's built-in HTTP server does; json (the default)
+// code runs, as the JDK's built-in HTTP server does; text answers it
+// "400 Bad Request" in text/plain, as Go's net/http does; json (the default)
 // answers it like any bad input.
+//
+// Flaws, for the tests of the harness's verdicts (--flaw NAME, repeatable):
+//   crash-on-unknown-wake  PUT .../local-agents/{unknown}/wake closes the connection
+//                          with no answer, as a Go handler's panic does
+//   untagged-omit-label    an untagged alias shows no label, valid_until or holder
+//                          field at all (correct: absent means untagged)
+//   stale-tag-answer       the tag answer shows the tag of the tag request before
+// --stop-answering-after N: after N requests every request hangs unanswered (a deadlock).
 //
 // It shares no code with reference/, core/, contracts/ or loadgen/ (a bug
 // shared with the harness would hide itself): its own HTTP/1.1 framing over
@@ -65,6 +74,7 @@ constexpr std::int64_t kMinMinutes = 1, kMaxMinutes = 10'080;
 
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_active{0};  // connection threads still running
+std::atomic<std::int64_t> g_answered{0};  // requests taken, for --stop-answering-after
 
 extern "C" void on_signal(int) { g_stop = true; }
 
@@ -79,6 +89,13 @@ struct Config {
   // "html": a target that is not a valid URI is refused with 400 text/html
   // before any API code runs, as the JDK's built-in server does.
   bool framework_refusal = false;
+  std::string refusal_type = "text/html";  // "text/plain; charset=utf-8" for Go's net/http
+  // Flaws of a broken or differently-answering service, for the tests of the
+  // verdicts (--flaw, repeatable): see the usage above.
+  bool crash_on_unknown_wake = false;
+  bool untagged_omit_label = false;
+  bool stale_tag_answer = false;
+  std::int64_t stop_answering_after = -1;  // requests answered before every later one hangs
 };
 
 bool parse_int(const char* text, std::int64_t lo, std::int64_t hi, std::int64_t& out) {
@@ -115,8 +132,14 @@ std::optional<Config> parse_flags(int argc, char** argv) {
     else if (flag == "--minute-ms" && parse_int(value, 1, 3'600'000, n)) c.minute_ms = n;
     else if (flag == "--channels" && parse_int(value, 1, 999, n)) c.channels = static_cast<int>(n);
     else if (flag == "--aliases" && parse_int(value, 1, 9999, n)) c.aliases = static_cast<int>(n);
-    else if (flag == "--invalid-uri" && (value == std::string_view("html") || value == std::string_view("json")))
-      c.framework_refusal = value == std::string_view("html");
+    else if (flag == "--invalid-uri" && (value == std::string_view("html") || value == std::string_view("json") ||
+                                         value == std::string_view("text"))) {
+      c.framework_refusal = value != std::string_view("json");
+      if (value == std::string_view("text")) c.refusal_type = "text/plain; charset=utf-8";
+    } else if (flag == "--flaw" && value == std::string_view("crash-on-unknown-wake")) c.crash_on_unknown_wake = true;
+    else if (flag == "--flaw" && value == std::string_view("untagged-omit-label")) c.untagged_omit_label = true;
+    else if (flag == "--flaw" && value == std::string_view("stale-tag-answer")) c.stale_tag_answer = true;
+    else if (flag == "--stop-answering-after" && parse_int(value, 0, 1'000'000, n)) c.stop_answering_after = n;
     else return std::nullopt;
   }
   auto key = key_file.empty() ? std::nullopt : read_key(key_file);
@@ -152,6 +175,7 @@ struct State {
   std::map<std::string, std::string> database;
   std::vector<std::vector<Alias>> channels;
   std::uint64_t uses = 0;
+  std::string last_tag;  // --flaw stale-tag-answer
 };
 
 Config g_config;
@@ -205,6 +229,7 @@ struct Response {
   json::value body;
   std::string allow;  // the Allow header of a 405
   std::string html;   // when set, the body instead of `body`, as text/html (a framework's page)
+  bool drop = false;  // no answer: the connection is closed, as a handler's crash does
 };
 
 Response error(unsigned status, std::string msg) { return {status, json::object{{"msg", std::move(msg)}}, {}}; }
@@ -251,7 +276,8 @@ const char* reason(unsigned status) {
 std::string wire(const Response& r, bool head_only, bool keep_alive) {
   const std::string body = r.html.empty() ? json::serialize(r.body) : r.html;
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) + "\r\n";
-  out += r.html.empty() ? "Content-Type: application/json; charset=utf-8\r\n" : "Content-Type: text/html\r\n";
+  out += r.html.empty() ? std::string("Content-Type: application/json; charset=utf-8\r\n")
+                        : "Content-Type: " + g_config.refusal_type + "\r\n";
   out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
   if (!r.allow.empty()) out += "Allow: " + r.allow + "\r\n";
   out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
@@ -596,6 +622,11 @@ Agent* find_agent(const std::string& id) {
   return nullptr;
 }
 
+bool find_agent_locked(const std::string& id) {
+  std::lock_guard lock(g_state.mutex);
+  return find_agent(id) != nullptr;
+}
+
 Response list_agents() {
   std::lock_guard lock(g_state.mutex);
   json::array members;
@@ -653,11 +684,13 @@ std::string msisdn(std::size_t channel, std::size_t i) {
 }
 
 json::value alias_json(std::size_t channel, std::size_t i, const Alias& a) {
-  return json::object{{"alias_uid", "a-" + std::to_string(i + 1)},
-                      {"msisdn", msisdn(channel, i)},
-                      {"label", text_or_null(a.tag)},
-                      {"valid_until", text_or_null(a.valid_until)},
-                      {"holder", text_or_null(a.holder)}};
+  json::object o{{"alias_uid", "a-" + std::to_string(i + 1)}, {"msisdn", msisdn(channel, i)}};
+  if (!a.tag.empty() || !g_config.untagged_omit_label) {  // the flaw: an untagged alias shows no tag fields at all
+    o["label"] = text_or_null(a.tag);
+    o["valid_until"] = text_or_null(a.valid_until);
+    o["holder"] = text_or_null(a.holder);
+  }
+  return o;
 }
 
 void untag(Alias& a) {
@@ -722,7 +755,12 @@ Response tag_alias(const Request& r, const std::string& channel) {
   a.valid_until = rfc3339_after(lifetime);
   a.holder.clear();
   a.last_use = ++g_state.uses;
-  return {200, alias_json(*ch, *pick, a)};
+  auto answer = alias_json(*ch, *pick, a);
+  if (g_config.stale_tag_answer) {  // the flaw: the answer shows the tag of the request before
+    answer.as_object()["label"] = text_or_null(g_state.last_tag);
+    g_state.last_tag = a.tag;
+  }
+  return {200, std::move(answer)};
 }
 
 // The channel's and alias's indexes, or the 404 for whichever is missing.
@@ -828,7 +866,9 @@ bool method_allowed(std::string_view allow, std::string_view method) {
 Response route(const Request& r) {
   const auto segments = segments_of(r.target);
   if (!segments && g_config.framework_refusal)
-    return {400, nullptr, {}, "<html><body><h1>400 Bad Request</h1>URISyntaxException</body></html>"};
+    return {400, nullptr, {},
+            g_config.refusal_type == "text/html" ? "<html><body><h1>400 Bad Request</h1>URISyntaxException</body></html>"
+                                                  : "400 Bad Request"};
   if (!authorized(r)) return error(403, "a missing, empty or wrong Apikey header");
   if (!segments) return error(422, "the path is not validly percent-encoded");
   const Match m = match(*segments);
@@ -844,7 +884,9 @@ Response route(const Request& r) {
     case Route::agents: return list_agents();
     case Route::agent: return agent_op(m.a, std::nullopt);
     case Route::snooze: return agent_op(m.a, true);
-    case Route::wake: return agent_op(m.a, false);
+    case Route::wake:
+      if (g_config.crash_on_unknown_wake && !find_agent_locked(m.a)) return {.drop = true};  // a panic in the handler
+      return agent_op(m.a, false);
     case Route::entry: return get ? database_get(m.a) : database_post(r, m.a);
     case Route::aliases: return list_aliases(m.a);
     case Route::tag: return tag_alias(r, m.a);
@@ -868,12 +910,17 @@ void serve_requests(Connection& c) {
     }
     if (!f.request) return;
     const Request& r = *f.request;
+    if (g_config.stop_answering_after >= 0 && g_answered.fetch_add(1) >= g_config.stop_answering_after) {
+      while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(kSliceMs));  // a deadlock
+      return;
+    }
     Response answer;
     try {
       answer = route(r);
     } catch (const std::exception&) {
       answer = error(500, "the dialect server failed on this request");  // a bug of ours: shown, not hidden
     }
+    if (answer.drop) return;
     const bool keep = r.keep_alive && !g_stop;
     if (!c.send(wire(answer, r.method == "HEAD", keep)) || !keep) return;
   }

@@ -9,6 +9,10 @@
 //   headers-then-close  a 200 head promising 100 bytes of body, then close
 //   redirect          every request answered 302 Location: / (keep-alive)
 //   echo-key          every request answered 500 with the Apikey echoed in many encodings
+//   double-length-proxy  forwards to 127.0.0.1:--upstream, each answer given a second,
+//                     disagreeing Content-Length header (unreadable; the service still acts)
+//   unsolicited-after-204  every request answered "204 No Content" and, at once
+//                     (a second write), an unsolicited "200 OK {}" nobody asked for
 //   interim-proxy     forwards to 127.0.0.1:--upstream, with an interim 103 or 100
 //                     answer before each real one (legal, RFC 9110 §15.2)
 // Prints "listening on http://127.0.0.1:PORT" once ready.
@@ -207,10 +211,61 @@ void serve_interim_proxy(int fd) {
   ::close(up);
 }
 
+// Forwards to 127.0.0.1:--upstream and gives every answer a second
+// Content-Length header that disagrees with the first: an answer no client
+// may read (RFC 9112 §6.3), while the service behind acts on every request.
+void serve_double_length_proxy(int fd) {
+  int up = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<unsigned short>(g_upstream));
+  if (::connect(up, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(up);
+    return;
+  }
+  bool awaiting_answer = false;  // the next bytes from upstream begin an answer
+  std::string head;              // the start of an answer, until its status line is whole
+  char buf[16384];
+  while (!g_stop) {
+    pollfd p[2] = {{fd, POLLIN, 0}, {up, POLLIN, 0}};
+    if (::poll(p, 2, 100) <= 0) continue;
+    if (p[0].revents) {
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0 || !write_all(up, {buf, static_cast<std::size_t>(n)})) break;
+      awaiting_answer = true;
+    }
+    if (p[1].revents) {
+      ssize_t n = ::recv(up, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      std::string_view got(buf, static_cast<std::size_t>(n));
+      if (awaiting_answer || !head.empty()) {
+        head.append(got);
+        const auto eol = head.find("\r\n");
+        if (eol == std::string::npos) continue;
+        awaiting_answer = false;
+        head.insert(eol + 2, "Content-Length: 7\r\n");
+        got = head;
+      }
+      const bool ok = write_all(fd, got);
+      head.clear();
+      if (!ok) break;
+    }
+  }
+  ::close(up);
+}
+
 void serve(int fd) {
   if (g_mode == "echo-key") serve_echo(fd);
   else if (g_mode == "interim-proxy") serve_interim_proxy(fd);
-  else if (g_mode == "redirect") {
+  else if (g_mode == "double-length-proxy") serve_double_length_proxy(fd);
+  else if (g_mode == "unsolicited-after-204") {
+    std::string buffered;
+    for (std::string head; !(head = read_request(fd, buffered)).empty();)
+      if (!write_all(fd, "HTTP/1.1 204 No Content\r\n\r\n") ||
+          !write_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
+        break;
+  } else if (g_mode == "redirect") {
     std::string buffered;
     for (std::string head; !(head = read_request(fd, buffered)).empty();)
       if (!write_all(fd, "HTTP/1.1 302 Found\r\nLocation: /\r\nContent-Length: 0\r\n\r\n")) break;
