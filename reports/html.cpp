@@ -8,6 +8,7 @@
 #include "core/result_keys.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/junit.hpp"
+#include "reports/rerun.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
@@ -156,7 +157,16 @@ std::string coverage_section(const DocView& contract) {
   return out + "</table>\n";
 }
 
-std::string check_block(const DocView& c) {
+// How to rerun a failed or warned check, as the producer recorded it.
+std::string rerun_html(const DocView& contract, const DocView& c) {
+  if (contract.find(k::envelope::kind).str() != k::kind_contract) return {};
+  const bool needs_key =
+      !contract[k::envelope::target][k::target::embedded].boolean() && !rerun_reads_key_file(contract);
+  return "<p>rerun: <code>" + esc(rerun_command(contract, c[k::check::id].str())) + "</code>" +
+         (needs_key ? " <span class=\"muted\">(export CRH_API_KEY first)</span>" : "") + "</p>";
+}
+
+std::string check_block(const DocView& contract, const DocView& c) {
   namespace ch = k::check;
   const std::string outcome = c[ch::outcome].str();
   const bool open = outcome == "fail" || outcome == "warn" || outcome == "indeterminate";
@@ -168,6 +178,7 @@ std::string check_block(const DocView& c) {
                     esc(c[ch::severity].str()) + ", rules " + esc(rules) + ", " + fixed(c[ch::duration_ms].num(), 1) +
                     " ms</span><br/><span class=\"sum\">" + esc(c[ch::summary].str()) + "</span>";
   if (!message.empty()) out += "<p><strong>" + esc(message) + "</strong></p>";
+  if (outcome == "fail" || outcome == "warn") out += rerun_html(contract, c);
   const auto findings = c[ch::findings].items();
   if (!findings.empty()) {
     out += "<ul class=\"compact\">";
@@ -218,7 +229,7 @@ std::string contract_section(const DocView& contract) {
   for (const auto& c : contract[k::contract::checks].items()) {
     if (const std::string mine = c[k::check::suite].str(); mine != suite)
       out += "<h3>suite " + esc(suite = mine) + "</h3>\n";
-    out += check_block(c);
+    out += check_block(contract, c);
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/result_keys.hpp"
+#include "reports/rerun.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
@@ -82,8 +83,19 @@ std::string suite_xml(const std::string& name, const Suite& s, const std::string
 
 std::string timestamp_of(const DocView& doc) { return clean(doc[k::envelope::started_at]).substr(0, 19); }
 
+// How to rerun a failed or warned check of a `crh contract` result (a
+// capture's checks judged by `crh pcap check` have no such rerun): the
+// command, and where its key comes from.
+std::string rerun_text(const DocView& contract, const DocView& check) {
+  if (contract.find(k::envelope::kind).str() != k::kind_contract) return {};
+  std::string out = "Rerun: " + clean(rerun_command(contract, check[k::check::id].str())) + "\n";
+  if (!contract[k::envelope::target][k::target::embedded].boolean() && !rerun_reads_key_file(contract))
+    out += "(export CRH_API_KEY, the target's key, first)\n";
+  return out;
+}
+
 // A check as a testcase: a failure with its evidence, an indeterminate one as an error, a skip with its reason.
-void add_check_case(const DocView& c, const std::string& suite_name, Suite& suite) {
+void add_check_case(const DocView& contract, const DocView& c, const std::string& suite_name, Suite& suite) {
   namespace ch = k::check;
   ++suite.tests;
   const std::string outcome = clean(c[ch::outcome]);
@@ -98,7 +110,7 @@ void add_check_case(const DocView& c, const std::string& suite_name, Suite& suit
   if (outcome == "fail") {
     ++suite.failures;
     cases += "      <failure type=\"" + clean(c[ch::severity]) + "\" message=\"" + xml_escape(message) + "\">" +
-             xml_escape(header + evidence_text(c)) + "</failure>\n";
+             xml_escape(header + rerun_text(contract, c) + evidence_text(c)) + "</failure>\n";
   } else if (outcome == "indeterminate") {
     ++suite.errors;
     cases += "      <error type=\"indeterminate\" message=\"" + xml_escape(message) + "\">" +
@@ -110,7 +122,8 @@ void add_check_case(const DocView& c, const std::string& suite_name, Suite& suit
     cases += "      <skipped message=\"" + xml_escape(message) + "\"/>\n";
   } else if (outcome == "warn") {
     cases += "      <system-out>" +
-             xml_escape("WARNING (SHOULD, a failure with --strict): " + message + "\n" + header + evidence_text(c)) +
+             xml_escape("WARNING (SHOULD, a failure with --strict): " + message + "\n" + header +
+                        rerun_text(contract, c) + evidence_text(c)) +
              "</system-out>\n";
   } else {
     cases += "      <system-out>" + xml_escape(header) + "</system-out>\n";
@@ -164,7 +177,7 @@ std::string contract_suites(const DocView& result, Totals& totals) {
     const std::string name = clean(s[k::suite::name]);
     Suite suite;
     for (const auto& c : checks)
-      if (clean(c[k::check::suite]) == name) add_check_case(c, name, suite);
+      if (clean(c[k::check::suite]) == name) add_check_case(result, c, name, suite);
     body += suite_xml(name, suite, timestamp, totals);
   }
   Suite rules;

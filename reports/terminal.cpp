@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "reports/capture_section.hpp"
+#include "reports/rerun.hpp"
 #include "core/result_keys.hpp"
 #include "reports/text.hpp"
 
@@ -67,8 +68,6 @@ std::string check_detail(const DocView& c, const TerminalStyle& style) {
 
 // Failures, warnings and undecided checks (every check when verbose), with how to rerun them.
 std::string checks_listing(const DocView& result, const TerminalStyle& style, const Painter& paint) {
-  const auto target = result[k::envelope::target];
-  const bool embedded = target[k::target::embedded].boolean();
   std::string out;
   for (const auto& c : result[k::contract::checks].items()) {
     const std::string o = clean(c[k::check::outcome]);
@@ -77,12 +76,7 @@ std::string checks_listing(const DocView& result, const TerminalStyle& style, co
     const std::string id = clean(c[k::check::id]);
     out += paint.outcome(o) + " " + id + "  [" + clean(c[k::check::severity]) + rules_of(c) + "]\n";
     if (const auto message = clean(c[k::check::message]); !message.empty()) out += "      " + message + "\n";
-    if (o == "fail" || o == "warn")
-      out += "      rerun: crh contract" +
-             (embedded ? std::string()
-                       : " --base-url " + clean(target[k::target::base_url]) + " --channel " +
-                             clean(target[k::target::channel])) +
-             " --check " + id + "\n";
+    if (o == "fail" || o == "warn") out += "      rerun: " + clean(rerun_command(result, c[k::check::id].str())) + "\n";
     out += check_detail(c, style);
   }
   return out.empty() ? out : out + "\n";
@@ -125,7 +119,14 @@ std::string verdict_lines(const DocView& result, const Painter& paint) {
       count(counts, n::fail), count(counts, n::skip), count(counts, n::indeterminate));
   const std::string head = paint(status_label(status), status == "passed" ? "1;32" : "1;31");
   std::string out = head + tail + "  " + clean(verdict[k::verdict::reason]) + "\n";
-  if (status == "failed")
+  if (status != "failed") return out;
+  if (result[k::envelope::target][k::target::embedded].boolean())
+    out += "  To reproduce: use the rerun lines (each starts the embedded reference service again).\n";
+  else if (rerun_reads_key_file(result))
+    out +=
+        "  To reproduce: use the rerun lines (they read the key from their --api-key-file), or export CRH_API_KEY "
+        "(the target's key) and paste the curl commands above.\n";
+  else
     out +=
         "  To reproduce: export CRH_API_KEY (the target's key) and paste the curl commands above, or use the rerun "
         "lines.\n";

@@ -13,6 +13,7 @@
 #include "contracts/rules.hpp"
 #include "contracts/runner.hpp"
 #include "core/outside.hpp"
+#include "core/result_keys.hpp"
 #include "documents.hpp"
 #include "exit_codes.hpp"
 #include "flags.hpp"
@@ -102,6 +103,9 @@ int run_contract_command(const ContractOptions& o) {
   if (embedded) embedded->stop();
 
   auto doc = contracts::result_document(report, run, embedded != nullptr);
+  namespace k = core::keys;
+  doc.as_object()[k::envelope::config].as_object()[k::contract_config::rerun] =
+      contract_rerun(o.target, o.contract, embedded != nullptr);
   capture.add_to(doc.as_object());
   core::redact_values(doc);  // a value the target sent that a message quotes whole
   const auto problems = write_single_result_outputs(doc.as_object(), o.output.files());

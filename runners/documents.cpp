@@ -129,6 +129,20 @@ void refuse_other_runs(const Documents& documents) {
     }
 }
 
+// Merged contract results keep their rerun options when every input ran with
+// the same ones (shards of one run); otherwise none is right for all, and the
+// renderings fall back to the target's base URL and channel.
+void keep_common_rerun(const Documents& contracts, json::object& merged) {
+  const json::value* common = nullptr;
+  for (const auto& [file, doc] : contracts) {
+    const auto* rerun = core::DocView(doc).find(k::envelope::config).find(k::contract_config::rerun).value();
+    if (!rerun || (common && *common != *rerun)) return;
+    common = rerun;
+  }
+  if (auto* config = merged.if_contains(k::envelope::config); common && config && config->is_object())
+    config->as_object()[k::contract_config::rerun] = *common;
+}
+
 }  // namespace
 
 reports::RunParts merge_documents(const std::vector<std::pair<std::string, json::object>>& documents) {
@@ -161,6 +175,7 @@ reports::RunParts merge_documents(const std::vector<std::pair<std::string, json:
       }
     }
     out.contract = contracts::result_document(*merged).as_object();
+    keep_common_rerun(contracts, *out.contract);
   }
   for (const auto& scenario : scenario_order) out.loads.push_back(merge_loads(scenario, loads[scenario]));
   return out;

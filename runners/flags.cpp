@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <iostream>
 
+#include <boost/json.hpp>
+
 #include "contracts/runner.hpp"
+#include "core/result_keys.hpp"
 #include "exit_codes.hpp"
 #include "loadgen/engine.hpp"
 
@@ -56,6 +59,28 @@ void ContractFlags::apply_to(contracts::RunOptions& run) const {
   run.suites = suites;
   run.slow = slow;
   run.strict = strict;
+}
+
+boost::json::object contract_rerun(const TargetFlags& target, const ContractFlags& contract, bool embedded) {
+  namespace r = core::keys::rerun;
+  const TargetFlags defaults;
+  std::vector<std::string> options;
+  auto add = [&](const char* flag, const std::string& value) {
+    options.emplace_back(flag);
+    options.push_back(value);
+  };
+  if (!embedded) add("--base-url", target.base_url);
+  add("--channel", target.channel);
+  if (!target.profile_file.empty()) add("--profile", target.profile_file);
+  if (!embedded && !target.api_key_file.empty()) add("--api-key-file", target.api_key_file);  // the path only
+  if (target.minute_ms != defaults.minute_ms) add("--minute-ms", std::to_string(target.minute_ms));
+  if (target.timeout_ms != defaults.timeout_ms) add("--timeout", std::to_string(target.timeout_ms));
+  if (contract.slow) options.emplace_back("--slow");  // a slow check is skipped without it
+  if (contract.strict) options.emplace_back("--strict");
+  const auto source = embedded                         ? r::key_embedded
+                      : !target.api_key_file.empty() ? r::key_from_file
+                                                     : r::key_from_environment;
+  return boost::json::object{{r::options, boost::json::value_from(options)}, {r::key_source, source}};
 }
 
 void LoadFlags::add_to(CLI::App* sub, const LoadHelp& help) {

@@ -88,6 +88,14 @@ struct ContractFlags {
   void apply_to(contracts::RunOptions& run) const;
 };
 
+// What reruns one check of this contract run as it ran (issue 22): the
+// `crh contract` options that shaped the checks (--base-url unless embedded,
+// --channel, --profile, --api-key-file as its path, --slow, --strict, and
+// --minute-ms and --timeout where not the defaults), never the key nor
+// --suite (a rerun names its --check), and where the rerun's key comes from.
+// The contract document's config.rerun (core/result_keys.hpp).
+boost::json::object contract_rerun(const TargetFlags& target, const ContractFlags& contract, bool embedded);
+
 struct LoadHelp {
   std::string connections = "connections (get, mixed) or rounds in flight (race; each uses --callers + 1 connections)";
   std::string callers = "race: callers per round, distinct numbers";

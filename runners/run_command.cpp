@@ -129,6 +129,9 @@ contracts::RunReport run_contract_suites(const RunContext& ctx, const core::Expe
   auto report = contracts::run_contract(run);
   if (ctx.progress) std::cout << "\r\x1b[2K" << std::flush;
   parts.contract = contracts::result_document(report, run, ctx.embedded).as_object();
+  namespace k = core::keys;
+  (*parts.contract)[k::envelope::config].as_object()[k::contract_config::rerun] =
+      contract_rerun(ctx.o.target, ctx.o.contract, ctx.embedded);
   return report;
 }
 

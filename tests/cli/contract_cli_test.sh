@@ -95,4 +95,58 @@ expect_usage "profile with an unknown field" contract --profile "$work/profile.j
 grep -q "encodingg" "$work/run.err" || fail "the profile error does not name the unknown field"
 CRH_API_KEY=$key expect_usage "ftp:// base URL" contract --base-url ftp://x
 
+# h. The rerun line printed under a failure reruns it (issue 22 item 4): pasted
+# as printed, the same check fails again, not skip (no --slow), not pass (no
+# --profile, no --strict), not a usage error (no key: it came from a file).
+# Paths with a space and a quote must survive the shell; the key never shows.
+step "h. each printed rerun line, executed as printed, fails the same check again"
+start --fault expiry-never --minute-ms 1000
+mkdir -p "$work/a dir"
+key_file="$work/a dir/the key's file"
+printf '%s\n' "$key" >"$key_file"
+profile="$work/a dir/auth 403's.json"
+echo '{"statuses": {"auth": [403]}}' >"$profile"  # crh serve refuses with 401: a SHOULD, failing with --strict
+# Runs the rerun line printed for check $1 in $2 as a shell would, without
+# CRH_API_KEY unless $3 is "env"; expects exit 1 with the same check failing.
+rerun_fails_again() {
+  local id=$1 out=$2 line rc=0
+  line=$(grep -m1 -E -- "^ *rerun: .* --check $id\$" "$out" | sed 's/^ *rerun: //' || true)
+  [ -n "$line" ] || { fail "no rerun line for $id in $out"; return; }
+  echo "  \$ $line"
+  if [ "${3:-}" = env ]; then
+    (export CRH_API_KEY=$key PATH="$(dirname "$crh"):$PATH"; eval "timeout 60 $line") >"$work/rerun.out" 2>&1 || rc=$?
+  else
+    (unset CRH_API_KEY; export PATH="$(dirname "$crh"):$PATH"; eval "timeout 60 $line") >"$work/rerun.out" 2>&1 || rc=$?
+  fi
+  [ "$rc" -eq 1 ] || { fail "rerun of $id exited $rc, expected 1: $line"; tail -n 5 "$work/rerun.out"; }
+  grep -Eq "^FAIL +$id " "$work/rerun.out" || { fail "rerun of $id did not fail it again: $line"; tail -n 8 "$work/rerun.out"; }
+  if grep -qF "$key" "$work/rerun.out"; then fail "the API key leaked into the rerun's output"; fi
+}
+(
+  unset CRH_API_KEY
+  run contract --base-url "$url" --channel 1 --api-key-file "$key_file" --profile "$profile" --slow \
+    --minute-ms 1000 --timeout 3000 --strict --suite auth --suite expiry \
+    --json "$work/rerun.json" --junit "$work/rerun.xml" --html "$work/rerun.html"
+  [ "$code" -eq 1 ] || { echo "FAIL: the run to rerun exited $code, expected 1"; show; exit 1; }
+) || failures=$((failures + 1))
+cp "$work/run.out" "$work/first.out"
+rerun_fails_again expiry.lifetime "$work/first.out"
+rerun_fails_again auth.missing-key.agents-list "$work/first.out"
+grep -qF -- "--api-key-file" "$work/rerun.xml" || fail "the JUnit failure has no rerun line with --api-key-file"
+grep -qF -- "--strict --check auth.missing-key.agents-list" "$work/rerun.html" || fail "the HTML report has no rerun line"
+for f in first.out rerun.json rerun.xml rerun.html; do
+  if grep -qF "$key" "$work/$f"; then fail "the API key leaked into $f"; fi
+done
+# The key from the environment: the rerun adds nothing for it and says to export it.
+CRH_API_KEY=$key run contract --base-url "$url" --profile "$profile" --strict --suite auth --json "$work/env.json"
+[ "$code" -eq 1 ] || { fail "the run with CRH_API_KEY exited $code, expected 1"; show; }
+cp "$work/run.out" "$work/env.out"
+if grep 'rerun: ' "$work/env.out" | grep -qF -- "--api-key-file"; then fail "a rerun line names --api-key-file that was never given"; fi
+grep -q "export CRH_API_KEY" "$work/env.out" || fail "the output does not say to export CRH_API_KEY for the rerun lines"
+for f in env.out env.json; do
+  if grep -qF "$key" "$work/$f"; then fail "the API key leaked into $f"; fi
+done
+rerun_fails_again auth.missing-key.agents-list "$work/env.out" env
+stop "$pid"
+
 if [ "$failures" -eq 0 ]; then echo "contract CLI: all checks passed"; else echo "contract CLI: $failures failure(s)"; exit 1; fi

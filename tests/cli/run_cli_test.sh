@@ -117,5 +117,32 @@ run run --scenario bogus
 run run --threshold 'race:nothing.p99<1ms'
 [ "$code" -eq 2 ] || fail "an unknown threshold subject exited $code, expected 2"
 
+step "i. a failure of crh run reruns as crh contract with the run's contract options, not its load options"
+start --fault lru-mru
+printf '%s\n' "$key" >"$work/run key's file"
+echo '{"statuses": {"auth": [401, 403]}}' >"$work/run profile.json"
+(
+  unset CRH_API_KEY
+  run run --base-url "$url" --api-key-file "$work/run key's file" --profile "$work/run profile.json" --strict \
+    --timeout 3000 --suite aliases --load-duration 0 --callers 4
+  [ "$code" -eq 1 ] || { echo "FAIL: crh run against lru-mru exited $code, expected 1"; show; exit 1; }
+) || failures=$((failures + 1))
+line=$(grep -m1 -E '^ *rerun: .* --check aliases\.lru-cycle$' "$work/run.out" | sed 's/^ *rerun: //' || true)
+if [ -z "$line" ]; then
+  fail "crh run printed no rerun line for aliases.lru-cycle"; show
+else
+  echo "  \$ $line"
+  case "$line" in crh\ contract\ *--api-key-file*--strict*) ;; *) fail "the rerun line lacks the run's contract options: $line" ;; esac
+  case "$line" in *--suite*|*--load-duration*|*--callers*) fail "the rerun line carries options of the run only: $line" ;; esac
+  rc=0
+  (unset CRH_API_KEY; export PATH="$(dirname "$crh"):$PATH"; eval "timeout 60 $line") >"$work/rerun.out" 2>&1 || rc=$?
+  [ "$rc" -eq 1 ] || { fail "the rerun exited $rc, expected 1: $line"; tail -n 5 "$work/rerun.out"; }
+  grep -Eq '^FAIL +aliases\.lru-cycle ' "$work/rerun.out" || { fail "the rerun did not fail aliases.lru-cycle again"; tail -n 8 "$work/rerun.out"; }
+fi
+for f in run.out run.err rerun.out; do
+  if grep -qF "$key" "$work/$f"; then fail "the API key appears in $f"; fi
+done
+stop "$pid"
+
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "all crh run and crh report checks passed"

@@ -66,4 +66,23 @@ inline boost::json::value crafted_contract_result() {
   })json");
 }
 
+// The crafted result as `crh contract` writes it since issue 22: config.rerun
+// records the options a rerun needs (a path with a space and a quote among
+// them) and that the key comes from that file.
+inline boost::json::value crafted_contract_with_rerun() {
+  namespace json = boost::json;
+  auto doc = crafted_contract_result();
+  doc.at("config").as_object()["rerun"] = json::parse(R"json({
+    "options": ["--base-url", "http://127.0.0.1:18080", "--channel", "1", "--profile", "/tmp/a dir/it's.json",
+                "--api-key-file", "/tmp/key file", "--minute-ms", "1000", "--timeout", "3000", "--slow", "--strict"],
+    "key_source": "file"
+  })json");
+  return doc;
+}
+
+// The rerun command crafted_contract_with_rerun() records, for check `id`, as a shell reads it.
+inline const char* kCraftedRerunPrefix =
+    "crh contract --base-url http://127.0.0.1:18080 --channel 1 --profile '/tmp/a dir/it'\\''s.json' "
+    "--api-key-file '/tmp/key file' --minute-ms 1000 --timeout 3000 --slow --strict --check ";
+
 }  // namespace crh::test

@@ -116,6 +116,37 @@ TEST(JunitReport, FailureCarriesTheMessageAndTheEvidence) {
   EXPECT_NE(text.find("E8 C1 C2"), std::string::npos) << "the rules the check covers: " << text;
 }
 
+// Issue 22 item 4: a failure and a warning say how to rerun just that check,
+// with every option the producer recorded; an older document, the old line.
+TEST(JunitReport, FailureAndWarningCarryTheRecordedRerunCommand) {
+  const auto root = parse_report(junit_xml(test::crafted_contract_with_rerun()));
+  const auto* endpoints = suite_named(root, "endpoints");
+  ASSERT_TRUE(endpoints);
+  const auto* tag = case_named(*endpoints, "endpoints.tag");
+  ASSERT_TRUE(tag && tag->child("failure"));
+  const auto& failure = tag->child("failure")->text;
+  EXPECT_NE(failure.find(std::string("Rerun: ") + test::kCraftedRerunPrefix + "endpoints.tag\n"), std::string::npos)
+      << failure;
+  EXPECT_EQ(failure.find("export CRH_API_KEY, the target's key, first"), std::string::npos)
+      << "the key comes from --api-key-file: " << failure;
+  const auto* warned = case_named(*endpoints, "endpoints.version-prefix-only");
+  ASSERT_TRUE(warned && warned->child("system-out"));
+  EXPECT_NE(warned->child("system-out")->text.find(std::string("Rerun: ") + test::kCraftedRerunPrefix +
+                                                   "endpoints.version-prefix-only\n"),
+            std::string::npos)
+      << warned->child("system-out")->text;
+
+  const auto old = parse_report(junit_xml(test::crafted_contract_result()));
+  const auto* old_tag = case_named(*suite_named(old, "endpoints"), "endpoints.tag");
+  ASSERT_TRUE(old_tag && old_tag->child("failure"));
+  const auto& old_text = old_tag->child("failure")->text;
+  EXPECT_NE(old_text.find("Rerun: crh contract --base-url http://127.0.0.1:18080 --channel 1 --check endpoints.tag\n"
+                          "(export CRH_API_KEY, the target's key, first)"),
+            std::string::npos)
+      << old_text;
+  EXPECT_EQ(suite_named(old, "document"), nullptr) << "an older document lacks nothing the report needs";
+}
+
 TEST(JunitReport, SkippedCheckCarriesItsReason) {
   const auto root = parse_report(junit_xml(test::crafted_contract_result()));
   const auto* binding = suite_named(root, "binding");

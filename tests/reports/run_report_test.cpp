@@ -250,6 +250,22 @@ TEST(HtmlReport, RendersAContractOnlyOrALoadOnlyRun) {
   }
 }
 
+// Issue 22 item 4: a failed check in the HTML report shows how to rerun it,
+// with every option the producer recorded, quoted for the shell.
+TEST(HtmlReport, FailedCheckShowsTheRecordedRerunCommand) {
+  auto p = parts();
+  p.contract = test::crafted_contract_with_rerun().as_object();
+  const auto html = html_report(run_document(p, std::nullopt, meta()));
+  const std::string expected = "rerun: <code>" + xml_escape(test::kCraftedRerunPrefix) + "endpoints.tag</code>";
+  EXPECT_NE(html.find(expected), std::string::npos) << "expected " << expected;
+  EXPECT_EQ(html.find("rerun: <code>crh contract --check endpoints.agents-list"), std::string::npos)
+      << "a passing check needs no rerun";
+  const auto old = html_report(full_run());  // written before config.rerun existed
+  EXPECT_NE(old.find("rerun: <code>crh contract --base-url http://127.0.0.1:18080 --channel 1 --check "
+                     "endpoints.tag</code>"),
+            std::string::npos);
+}
+
 // ---- JUnit of a run
 
 TEST(RunJunit, TestcasePerCheckThresholdAndRegressionFigure) {

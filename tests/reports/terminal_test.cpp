@@ -2,6 +2,7 @@
 // their message and curl evidence, the suite table and rule coverage, the
 // verdict line with the exit code, and the quiet/verbose/colour styles.
 #include "reports/terminal.hpp"
+#include "reports/rerun.hpp"
 
 #include "crafted_contract.hpp"
 
@@ -9,7 +10,9 @@
 
 #include <boost/json.hpp>
 
+#include <cstdio>
 #include <sstream>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -179,6 +182,58 @@ TEST(TerminalSummary, FailuresSayHowToRerunJustThatCheck) {
   const auto embedded = contract_summary(doc, {});
   EXPECT_TRUE(contains(embedded, "rerun: crh contract --check ")) << embedded;
   EXPECT_FALSE(contains(embedded, "--base-url")) << embedded;
+}
+
+// Issue 22 item 4: the rerun line carries every option the producer recorded
+// (profile, slow, minute, strict, timeout, the key file's path), shell-quoted.
+TEST(TerminalSummary, RerunLineCarriesTheRecordedOptionsQuotedForTheShell) {
+  const auto out = contract_summary(test::crafted_contract_with_rerun(), {});
+  EXPECT_TRUE(contains(out, std::string("\n      rerun: ") + test::kCraftedRerunPrefix + "endpoints.tag\n")) << out;
+  EXPECT_TRUE(contains(out, std::string("\n      rerun: ") + test::kCraftedRerunPrefix +
+                                "endpoints.version-prefix-only\n"))
+      << "the warning's too: " << out;
+  EXPECT_TRUE(contains(out, "they read the key from their --api-key-file")) << out;
+  EXPECT_FALSE(contains(out, "missing from the document")) << out;
+}
+
+TEST(TerminalSummary, RerunLineWithTheKeyFromTheEnvironmentSaysToExportIt) {
+  auto doc = test::crafted_contract_with_rerun();
+  doc.at("config").at("rerun").as_object() =
+      json::parse(R"j({"options": ["--base-url", "http://127.0.0.1:18080", "--channel", "1"],
+                       "key_source": "environment"})j").as_object();
+  const auto out = contract_summary(doc, {});
+  EXPECT_TRUE(contains(out, "rerun: crh contract --base-url http://127.0.0.1:18080 --channel 1 --check endpoints.tag\n"))
+      << out;
+  EXPECT_TRUE(contains(out, "To reproduce: export CRH_API_KEY")) << out;
+}
+
+TEST(TerminalSummary, OlderDocumentWithoutRerunOptionsGetsTheOldLineAndNoMissingField) {
+  const auto out = contract_summary(test::crafted_contract_result(), {});
+  EXPECT_TRUE(contains(out, "rerun: crh contract --base-url http://127.0.0.1:18080 --channel 1 --check endpoints.tag\n"))
+      << out;
+  EXPECT_FALSE(contains(out, "missing from the document")) << out;
+}
+
+TEST(ShellQuote, EveryWordReadsBackWhole) {
+  EXPECT_EQ(shell_quote("--base-url"), "--base-url");
+  EXPECT_EQ(shell_quote("http://127.0.0.1:8080/x"), "http://127.0.0.1:8080/x");
+  EXPECT_EQ(shell_quote("a b"), "'a b'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote(""), "''");
+  EXPECT_EQ(shell_quote("$HOME `x` \\ \"q\""), "'$HOME `x` \\ \"q\"'");
+  EXPECT_EQ(shell_quote("a\nb'c\\"), "$'a\\x0ab\\'c\\\\'");
+  // As bash reads them back, where there is a bash.
+  if (::access("/bin/bash", X_OK) != 0) GTEST_SKIP() << "no /bin/bash to read the words back";
+  for (const std::string word : {"a b", "it's", "", "$HOME `x` \\ \"q\" *", "a\nb'c\\", "tab\there"}) {
+    const std::string command = "/bin/bash -c " + shell_quote("printf %s " + shell_quote(word));
+    FILE* pipe = ::popen(command.c_str(), "r");
+    ASSERT_TRUE(pipe) << command;
+    std::string read;
+    char buf[256];
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) read.append(buf, n);
+    EXPECT_EQ(::pclose(pipe), 0) << command;
+    EXPECT_EQ(read, word) << command;
+  }
 }
 
 TEST(TerminalSummary, VerdictLineOfAPassingRun) {

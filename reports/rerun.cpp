@@ -1,0 +1,62 @@
+// Rerun commands for one contract check, read from the document.
+#include "reports/rerun.hpp"
+
+#include <cstdio>
+
+#include "core/result_keys.hpp"
+
+namespace crh::reports {
+namespace k = core::keys;
+
+std::string shell_quote(std::string_view word) {
+  auto safe = [](unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("_@%+=:,./-").find(static_cast<char>(c)) != std::string_view::npos;
+  };
+  bool plain = !word.empty(), control = false;
+  for (unsigned char c : word) {
+    plain = plain && safe(c);
+    control = control || c < 0x20 || c == 0x7f;
+  }
+  if (plain) return std::string(word);
+  if (!control) {
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+  // bash's $'...': a control byte as \xHH, so the line stays one line and
+  // the terminal is not driven by it.
+  std::string out = "$'";
+  for (unsigned char c : word) {
+    if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      if (c == '\'' || c == '\\') out += '\\';
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "'";
+}
+
+std::string rerun_command(const core::DocView& contract, std::string_view check_id) {
+  std::string out = "crh contract";
+  const auto options = contract.find(k::envelope::config).find(k::contract_config::rerun).find(k::rerun::options);
+  if (options.is_array()) {
+    for (const auto& o : options.items()) out += " " + shell_quote(o.str());
+  } else {  // an older document: the line it always had
+    const auto target = contract[k::envelope::target];
+    if (!target[k::target::embedded].boolean())
+      out += " --base-url " + shell_quote(target[k::target::base_url].str()) + " --channel " +
+             shell_quote(target[k::target::channel].str());
+  }
+  return out + " --check " + shell_quote(check_id);
+}
+
+bool rerun_reads_key_file(const core::DocView& contract) {
+  return contract.find(k::envelope::config).find(k::contract_config::rerun).find(k::rerun::key_source).str() ==
+         k::rerun::key_from_file;
+}
+
+}  // namespace crh::reports
