@@ -58,6 +58,18 @@ http1::ReaderLimits limits_for(const ClientConfig& config) {
   return limits;
 }
 
+// "HTTP/1.x 408": a server closing an idle connection may say so first (RFC
+// 9110 §15.5.9); a goodbye, not an answer to anything.
+bool is_idle_goodbye(std::string_view bytes) {
+  return bytes.size() >= 12 && bytes.starts_with("HTTP/1.") && bytes.substr(8, 4) == " 408";
+}
+
+// Says what unsolicited bytes look like without quoting them (they may hold
+// anything the target chose to send, the key included).
+std::string unsolicited_text(std::string_view bytes, std::size_t count) {
+  return std::to_string(count) + " byte(s)" + (bytes.starts_with("HTTP/") ? " of an HTTP answer" : "");
+}
+
 bool asks_upgrade(const HttpRequest& request) {
   return std::any_of(request.headers.begin(), request.headers.end(),
                      [](const Header& h) { return http1::iequals(h.name, "upgrade"); });
@@ -163,6 +175,7 @@ struct HttpClient::Impl {
     in.clear();
   }
 
+  std::optional<Failure> unsolicited_before(Clock::time_point t0);
   std::optional<Failure> resolve();
   std::optional<Failure> connect(Clock::time_point t0, Clock::time_point deadline);
   std::optional<Failure> write(std::string_view bytes, Clock::time_point deadline);
@@ -184,6 +197,26 @@ std::optional<Failure> HttpClient::Impl::resolve() {
     return Failure{TransportError::resolve_failed, "cannot resolve " + base.host + ": " + ec.message()};
   endpoints = std::move(results);
   return std::nullopt;
+}
+
+// Bytes waiting on the kept connection before a request is written arrived
+// while no request was waiting: they answer nothing, so the connection is
+// closed and this exchange fails without being sent (taking them as its
+// answer would pin every later answer on the wrong request). A 408 before an
+// idle close is the exception: the next request just opens a new connection.
+std::optional<Failure> HttpClient::Impl::unsolicited_before(Clock::time_point t0) {
+  if (!socket || t0 - last_used > kMaxIdleReuse) return std::nullopt;  // connect() replaces it
+  error_code ec;
+  const std::size_t waiting = socket->available(ec);
+  if (ec || waiting == 0) return std::nullopt;
+  std::string bytes(std::min(waiting, kReadSize), '\0');
+  bytes.resize(socket->read_some(net::buffer(bytes), ec));
+  drop();
+  if (is_idle_goodbye(bytes)) return std::nullopt;
+  return Failure{TransportError::malformed,
+                 unsolicited_text(bytes, waiting) +
+                     " arrived on the connection while no request was waiting (after the previous answer was "
+                     "complete); the connection was closed and this request was not sent"};
 }
 
 std::optional<Failure> HttpClient::Impl::connect(Clock::time_point t0, Clock::time_point deadline) {
@@ -228,6 +261,14 @@ std::optional<Failure> HttpClient::Impl::read_answer(const HttpRequest& request,
   reader.reset(true, {.head = request.method == "HEAD", .upgrade = asks_upgrade(request)});
   for (;;) {
     if (!in.empty()) in.erase(0, reader.feed(in));
+    // Bytes after the whole answer: one request is in flight at a time, so
+    // nothing asked for them, and kept they would be the next request's
+    // "answer". (After a 101 they belong to the protocol asked for.)
+    if (reader.state() == http1::State::done && !in.empty() && reader.status() != 101)
+      return Failure{TransportError::malformed,
+                     "the answer (HTTP " + std::to_string(reader.status()) + ") was followed by " +
+                         unsolicited_text(in, in.size()) +
+                         " that no request asked for; the connection was closed"};
     if (reader.state() == http1::State::done) return std::nullopt;
     if (reader.state() == http1::State::error) return answer_failure();
     if (auto failed = read_some(deadline)) return failed;
@@ -321,6 +362,7 @@ void HttpClient::Impl::start(HttpRequest request, std::size_t held_back) {
   bytes.resize(bytes.size() - held_back);
   if (cancel_requested()) failure = cancelled();  // before it began: no connection, no bytes
   if (!failure) failure = resolve();
+  if (!failure) failure = unsolicited_before(exchange_start);
   if (!failure) failure = connect(exchange_start, exchange_deadline);
   if (!failure) failure = write(bytes, exchange_deadline);
 }

@@ -34,7 +34,11 @@ class HttpClient {
   // path) and reads the answer. Reconnects when the previous answer closed the
   // connection. After a transport error the connection is dropped. Interim
   // 1xx answers are skipped (at most 32, within the same deadline); a 101
-  // is an answer only when the request carried an Upgrade header. Once
+  // is an answer only when the request carried an Upgrade header. Bytes no
+  // request asked for (after a whole answer, or waiting on the kept
+  // connection before the request is written) end the exchange as
+  // TransportError::malformed and close the connection; in the second case
+  // the request is not sent (a 408 before an idle close only reconnects). Once
   // *config.cancel is true, it ends or sends nothing (ClientConfig::cancel);
   // only name resolution, done once per client, does not look at the flag.
   Exchange send(HttpRequest request);

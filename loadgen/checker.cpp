@@ -29,6 +29,7 @@ std::string_view to_string(ViolationKind k) {
     case ViolationKind::bound_caller_rejected: return "bound-caller-rejected";
     case ViolationKind::rejected_while_free: return "rejected-while-free";
     case ViolationKind::alias_tagged_twice: return "alias-tagged-twice";
+    case ViolationKind::tag_refused_while_free: return "tag-refused-while-free";
   }
   return "?";
 }

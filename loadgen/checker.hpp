@@ -32,7 +32,11 @@ enum class ViolationKind {
   bound_caller_rejected,  // the bound caller was refused later in its epoch
   rejected_while_free,    // a call was refused when no other caller could have been bound yet
   alias_tagged_twice,     // a tag returned an alias another tag still held
+  // a tag refused as "every alias is tagged" while the load's own history
+  // shows an alias untagged (loadgen/tag_ledger.hpp)
+  tag_refused_while_free,
 };
+inline constexpr std::size_t kViolationKinds = 6;
 std::string_view to_string(ViolationKind k);
 
 struct Violation {

@@ -69,6 +69,41 @@ Answer no_answer(Conn& c, const error_code& ec, Failure why) {
   return a;
 }
 
+namespace {
+
+// "HTTP/1.x 408": a server closing an idle connection may say so first (RFC
+// 9110 §15.5.9); that is a goodbye, not an answer to anything.
+bool is_idle_goodbye(std::string_view bytes) {
+  return bytes.size() >= 12 && bytes.starts_with("HTTP/1.") && bytes.substr(8, 4) == " 408";
+}
+
+}  // namespace
+
+Answer unsolicited(Conn& c, std::size_t bytes, bool after_answer) {
+  const bool http = std::string_view(c.in).substr(c.in_begin, std::min<std::size_t>(5, bytes)) == "HTTP/";
+  Answer a = no_answer(c, {}, Failure::unsolicited);
+  if (a.failure != Failure::unsolicited) return a;  // cut short first: the cut says why
+  a.error = std::to_string(bytes) + " byte(s)" + (http ? " of an HTTP answer" : "") +
+            (after_answer ? " followed the whole answer" : " arrived while no request was waiting") +
+            ": nothing asked for them, so the connection was closed";
+  return a;
+}
+
+std::optional<Answer> check_idle(Conn& c) {
+  if (!c.socket.is_open()) return std::nullopt;
+  error_code ec;
+  const std::size_t waiting = c.socket.available(ec);
+  if (ec || waiting == 0) return std::nullopt;
+  c.in_begin = 0;
+  c.in_end = c.socket.read_some(net::buffer(c.in.data(), c.in.size()), ec);
+  if (ec) c.in_end = 0;
+  if (is_idle_goodbye(std::string_view(c.in).substr(0, c.in_end))) {
+    close(c);  // reconnect as for any connection the server closed
+    return std::nullopt;
+  }
+  return unsolicited(c, std::max(waiting, c.in_end), false);
+}
+
 // Reads one answer; the request has been sent. The deadline is checked each
 // time round as well as by the watchdog: when bytes are always ready no read
 // is ever pending, so there would be nothing for the watchdog to cancel.
@@ -99,6 +134,11 @@ net::awaitable<Answer> receive(Worker& w, Conn& c, bool keep_body) {
     if (ec) co_return no_answer(c, ec, Failure::reset);
     c.in_end += n;
   }
+  // Bytes after the whole answer: the engine never pipelines, so nothing
+  // asked for them. A second answer to one request (or one that runs past its
+  // framing) would be taken as the next request's answer: close, and count
+  // this exchange as an error whatever its status said.
+  if (c.in_begin < c.in_end) co_return unsolicited(c, c.in_end - c.in_begin, true);
   Answer a;
   a.done = Clock::now();
   a.status = c.reader.status();
@@ -113,6 +153,10 @@ net::awaitable<Answer> receive(Worker& w, Conn& c, bool keep_body) {
 // tried at once on the non-blocking socket (a small request fits the send
 // buffer), so the common case costs no async operation besides the read.
 net::awaitable<Answer> exchange(Worker& w, Conn& c, std::string_view bytes, bool keep_body, Clock::time_point& sent) {
+  if (auto idle = check_idle(c)) {
+    sent = idle->done;
+    co_return *idle;  // not sent: the connection is closed, and the next request opens another
+  }
   if (!c.socket.is_open() && !co_await ensure_open(w, c)) co_return no_answer(c, {}, Failure::connect);
   c.begin_request(bytes.size());
   sent = Clock::now();

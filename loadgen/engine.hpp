@@ -89,6 +89,10 @@ struct ClientExchange {
 struct Discovery {
   std::vector<std::string> agents;   // ids, for get-agent, snooze and wake
   std::vector<std::string> aliases;  // ids of the channel, for calls in the mix
+  // Why a tag refused as "every alias is tagged" cannot be judged against the
+  // load's own tags (loadgen/tag_ledger.hpp: another shard or client may hold
+  // the aliases the load freed); empty: the load is the only one that tags.
+  std::string all_tagged_unjudged;
 };
 
 struct LoadResult {

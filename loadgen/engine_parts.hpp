@@ -28,6 +28,7 @@
 #include "core/http.hpp"
 #include "core/http1.hpp"
 #include "loadgen/engine.hpp"
+#include "loadgen/tag_ledger.hpp"
 
 namespace crh::loadgen::engine {
 namespace net = boost::asio;
@@ -110,11 +111,23 @@ struct Run {
   std::atomic<std::uint64_t> connected{0};
   std::atomic<std::uint64_t> connection_serials{0};
 
-  std::mutex mutex;  // guards the checker and the violations
+  std::mutex mutex;  // guards the checker, the ledger and the violations
   Checker checker;
+  TagLedger ledger;  // tags refused as "every alias tagged", against the load's own tags
   std::uint64_t violation_count = 0;
   std::vector<Violation> violations;
   HistoryWriter history;
+
+  // Whether the ledger judges refused tags: only when the load can take itself
+  // for the channel's only tagging client (Discovery::all_tagged_unjudged).
+  bool judges_refusals() const { return discovery.all_tagged_unjudged.empty(); }
+  // Counts and keeps violations; the mutex is held.
+  void add_violations(std::vector<Violation> found) {
+    for (auto& v : found) {
+      ++violation_count;
+      if (violations.size() < config.max_violations_kept) violations.push_back(std::move(v));
+    }
+  }
 
   std::int64_t ns(Clock::time_point t) const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(t - start).count();
@@ -178,6 +191,13 @@ void close(Conn& c);
 net::awaitable<bool> ensure_open(Worker& w, Conn& c);
 // `why` unless the request was cut short: then the cut says why.
 Answer no_answer(Conn& c, const boost::system::error_code& ec, Failure why);
+// Bytes nobody asked for: `bytes` of them, after a whole answer or on an
+// idle connection. Closes the connection; an error of the target.
+Answer unsolicited(Conn& c, std::size_t bytes, bool after_answer);
+// Before a request is written on an open connection: bytes already waiting
+// are unsolicited (their Answer, the connection closed). A 408 before an idle
+// close is not: the connection is just closed. Nothing when it is quiet.
+std::optional<Answer> check_idle(Conn& c);
 // Reads one answer; the request has been sent.
 net::awaitable<Answer> receive(Worker& w, Conn& c, bool keep_body);
 // Connects if needed, sends `bytes` whole and reads the answer.
@@ -192,8 +212,8 @@ net::awaitable<void> watchdog(Worker& w);
 // ---- recording.cpp: what an answer counts as
 
 Outcome outcome_of(const Answer& a);
-// An error of the target: no answer, a 5xx, or a refusal the profile does not
-// expect for `op` (a throttled 429 is not one).
+// An error of the target: no answer, a 5xx, any status but 200 (rule C2) that
+// is not a refusal the profile expects for `op` (a throttled 429 is not one).
 bool is_error(const LoadConfig& c, OpKind op, const Answer& a);
 // The answer to a tag that says every alias is tagged (the profile's statuses).
 bool all_tagged(const LoadConfig& c, unsigned status);
@@ -203,6 +223,13 @@ void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock:
             Clock::time_point counted_at);
 Op make_op(const Run& run, std::uint64_t round, OpKind kind, std::string alias, std::string caller,
            Clock::time_point invoke, const Answer& a);
+// The ledger's side of a tag (loadgen/tag_ledger.hpp): a ticket before it is
+// sent (0 when refusals are not judged), then its answer and the alias it
+// returned (nothing when none could be read), and an untag's answer.
+std::uint64_t ledger_tag_sent(Run& run);
+void ledger_tag_done(Run& run, std::uint64_t ticket, const Answer& a, const std::optional<std::string>& alias,
+                     Clock::time_point sent);
+void ledger_untag_done(Run& run, const Op& untag);
 
 // ---- traffic.cpp: requests, and the get and mixed scenarios
 

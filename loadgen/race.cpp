@@ -49,6 +49,10 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
   for (std::size_t i = 0; i < k; ++i) {
     attempted[i] = false;
     Conn& c = *callers[i];
+    if (auto idle = check_idle(c)) {  // not sent: it cannot have bound anyone
+      answers[i] = std::move(*idle);
+      continue;
+    }
     if (!co_await ensure_open(w, c)) {
       answers[i] = no_answer(c, {}, Failure::connect);
       continue;
@@ -127,15 +131,17 @@ Slot open_slot(Worker& w, int slot) {
 // pause the answer called for (every alias tagged, throttled, an error).
 net::awaitable<std::optional<std::string>> tag_alias(Worker& w, Slot& s, Clock::time_point& tag_sent, Answer& tag) {
   Run& run = w.run;
+  const std::uint64_t ticket = ledger_tag_sent(run);
   tag = co_await exchange(w, *s.control, s.tag_bytes, true, tag_sent);
   record(w, OpKind::tag, tag, tag_sent, tag_sent, tag_sent);
+  auto alias =
+      outcome_of(tag) == Outcome::ok ? tagged_alias_id(run.config.target.dialect.fields, tag.body) : std::nullopt;
+  ledger_tag_done(run, ticket, tag, alias, tag_sent);
   if (all_tagged(run.config, tag.status)) {  // every alias tagged: wait for a round to end
     ++w.stats.race.tag_busy;
     co_await sleep_for(run, *s.control, std::chrono::milliseconds(2));
     co_return std::nullopt;
   }
-  auto alias =
-      outcome_of(tag) == Outcome::ok ? tagged_alias_id(run.config.target.dialect.fields, tag.body) : std::nullopt;
   if (!alias) {
     w.log(make_op(run, 0, OpKind::tag, "", "", tag_sent, tag));
     co_await back_off(run, *s.control, tag);
@@ -188,10 +194,7 @@ void close_round(Worker& w, Round& round, std::size_t winners, Clock::time_point
   w.rounds.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard lock(run.mutex);
-    for (auto& v : run.checker.add(round)) {
-      ++run.violation_count;
-      if (run.violations.size() < run.config.max_violations_kept) run.violations.push_back(std::move(v));
-    }
+    run.add_violations(run.checker.add(round));
   }
   if (run.history.is_open()) {
     w.log(round.tag);
@@ -226,6 +229,7 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
     Answer untag = co_await exchange(w, *s.control, untag_bytes, false, untag_sent);
     record(w, OpKind::untag, untag, untag_sent, untag_sent, tag_sent);
     round.untag = make_op(run, round.id, OpKind::untag, *alias, "", untag_sent, untag);
+    ledger_untag_done(run, *round.untag);
     close_round(w, round, winners, tag_sent, cut_short);
   }
   --w.active;

@@ -197,7 +197,7 @@ void read_series(const json::object& doc, LoadResult& r) {
 Violation violation_from_json(const json::object& o) {
   namespace x = k::violation;
   const std::string where = "race.violations[]";
-  Violation violation{enum_named<ViolationKind, 5>(string_at(o, x::kind, where), where + ".kind"),
+  Violation violation{enum_named<ViolationKind, kViolationKinds>(string_at(o, x::kind, where), where + ".kind"),
                       count_at(o, x::round, where),
                       string_at(o, x::alias, where),
                       string_at(o, x::explanation, where),

@@ -5,9 +5,11 @@
 #include <algorithm>
 
 namespace crh::loadgen::engine {
+// Success is exactly 200 (spec 7.1, rule C2): a 204 or a 201 is not the
+// answer the spec promises, so it never counts as a request that succeeded.
 Outcome outcome_of(const Answer& a) {
   if (a.status == 0 || a.status >= 500) return Outcome::indeterminate;
-  return a.status < 300 ? Outcome::ok : Outcome::fail;
+  return a.status == 200 ? Outcome::ok : Outcome::fail;
 }
 
 namespace {
@@ -30,7 +32,7 @@ bool all_tagged(const LoadConfig& c, unsigned status) { return one_of(c.statuses
 
 bool is_error(const LoadConfig& c, OpKind op, const Answer& a) {
   if (a.status == 0 || a.status >= 500) return true;
-  if (a.status < 300 || a.status == 429) return false;
+  if (a.status == 200 || a.status == 429) return false;
   return !expected_refusal(c.statuses, op, a.status);
 }
 
@@ -74,6 +76,26 @@ Op make_op(const Run& run, std::uint64_t round, OpKind kind, std::string alias, 
   op.status = a.status;
   op.error = a.error;
   return op;
+}
+
+std::uint64_t ledger_tag_sent(Run& run) {
+  if (!run.judges_refusals()) return 0;
+  std::lock_guard lock(run.mutex);
+  return run.ledger.tag_sent();
+}
+
+void ledger_tag_done(Run& run, std::uint64_t ticket, const Answer& a, const std::optional<std::string>& alias,
+                     Clock::time_point sent) {
+  if (ticket == 0) return;
+  const Op op = make_op(run, 0, OpKind::tag, alias.value_or(""), "", sent, a);
+  std::lock_guard lock(run.mutex);
+  run.add_violations(run.ledger.tag_done(ticket, op, all_tagged(run.config, a.status)));
+}
+
+void ledger_untag_done(Run& run, const Op& untag) {
+  if (!run.judges_refusals()) return;
+  std::lock_guard lock(run.mutex);
+  run.ledger.untag_done(untag);
 }
 
 }  // namespace crh::loadgen::engine

@@ -59,9 +59,8 @@ json::value parse_or_throw(const core::Exchange& x, const std::string& what) {
 
 // A setup step that must succeed; a refused key (a status of the profile's
 // `auth`) is named as such.
-core::Exchange expect_ok(core::HttpClient& client, const LoadConfig& c, core::HttpRequest r, const std::string& what) {
-  const std::string shown = r.method + " " + c.target.base.to_string() + r.target;
-  auto x = client.send(std::move(r));
+const core::Exchange& checked_ok(const LoadConfig& c, const core::Exchange& x, const std::string& shown,
+                                 const std::string& what) {
   if (!x.response)
     throw SetupError("cannot reach the target: " + shown + " got no answer (" + answer_text(x) +
                      "); is it running, and is --base-url right?");
@@ -70,6 +69,13 @@ core::Exchange expect_ok(core::HttpClient& client, const LoadConfig& c, core::Ht
     throw SetupError(shown + " was refused with HTTP " + std::to_string(x.response->status) +
                      ": the API key (CRH_API_KEY or --api-key-file) is not accepted");
   if (x.response->status != 200) throw SetupError(what + ": " + shown + " expected HTTP 200, got " + answer_text(x));
+  return x;
+}
+
+core::Exchange expect_ok(core::HttpClient& client, const LoadConfig& c, core::HttpRequest r, const std::string& what) {
+  const std::string shown = r.method + " " + c.target.base.to_string() + r.target;
+  auto x = client.send(std::move(r));
+  checked_ok(c, x, shown, what);
   return x;
 }
 
@@ -101,38 +107,157 @@ void discover_agents(core::HttpClient& client, const LoadConfig& c, Discovery& d
       }
 }
 
-void discover_aliases(core::HttpClient& client, const LoadConfig& c, Discovery& d) {
+// Why the load cannot take itself for the channel's only tagging client, so
+// that a tag refused as "every alias is tagged" is judged against its own
+// tags (tag_ledger.hpp); "" when it can: unsharded, and the channel showed no
+// tag at set-up but crh's own (crh-load, crh-probe-: left by an earlier run).
+std::string sole_tagger_doubt(const LoadConfig& c, const json::value& list_body, const core::FieldNames& names) {
+  if (c.shard.sharded())
+    return "shard " + std::to_string(c.shard.index) + "/" + std::to_string(c.shard.count) +
+           ": the other shards tag the same channel, so an alias this shard freed may be theirs";
+  const auto* list = items_of(list_body, names.aliases_list);
+  if (!list || list->empty()) return "the alias list could not be read";
+  bool shown = false;
+  std::vector<std::string> foreign;
+  for (const auto& item : *list) {
+    auto tag = core::api::tag_of(names, item);
+    shown |= tag.has_value();
+    if (tag && !tag->empty() && !tag->starts_with("crh-"))
+      foreign.push_back(core::api::alias_id(names, item).value_or("?") + " (\"" + *tag + "\")");
+  }
+  if (!shown)
+    return "the alias objects show no field \"" + names.alias_tag +
+           "\" (profile fields.alias_tag) and no tag answer named another, so whether another client holds tags "
+           "is unknown";
+  if (foreign.empty()) return "";
+  return "channel " + c.target.channel + " showed " + std::to_string(foreign.size()) +
+         " tag(s) not made by crh at set-up (alias " + foreign.front() +
+         (foreign.size() > 1 ? ", ..." : "") + "): another client tags it, so an alias the load freed may be theirs";
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "\"" : ", \"") + n + "\"";
+  return out;
+}
+
+// The field names of an object, for a message that says what was found.
+std::string fields_of(const json::value& v) {
+  if (!v.is_object()) return std::string("not an object but ") + (v.is_string() ? "a string" : "a scalar or array");
+  std::vector<std::string> names;
+  for (const auto& [k, x] : v.get_object()) names.emplace_back(core::from_target(std::string(k), 40));
+  return names.empty() ? "no fields" : "fields " + joined(names);
+}
+
+json::value discover_aliases(core::HttpClient& client, const LoadConfig& c, Discovery& d) {
   const auto& names = c.target.dialect.fields;
-  const std::string base = c.target.base.to_string();
+  const std::string shown = "GET " + c.target.base.to_string() + core::api::aliases_path(c.target.channel);
   auto aliases =
       expect_ok(client, c, op(c, Operation::list_aliases), "listing the channel's aliases (is --channel right?)");
-  const json::value body = parse_or_throw(aliases, "listing the aliases");
-  if (const auto* list = items_of(body, names.aliases_list))
-    for (const auto& item : *list)
-      if (auto id = core::api::alias_id(names, item); id && item.is_object()) d.aliases.push_back(*id);
+  json::value body = parse_or_throw(aliases, "listing the aliases");
+  std::string why;
+  auto found = core::api::find_list(body, names.aliases_list, why);
+  if (!found)
+    throw SetupError(shown + ": looked for the list of aliases in field \"" + names.aliases_list +
+                     "\" (profile lists.aliases), a bare array or the only array field, and found none (" + why +
+                     "); the race and the mix need the channel's aliases");
+  for (const auto& item : *found->items)
+    if (auto id = core::api::alias_id(names, item); id && item.is_object()) d.aliases.push_back(*id);
   if (d.aliases.empty())
-    throw SetupError("channel " + c.target.channel + " lists no aliases at GET " + base +
-                     core::api::aliases_path(c.target.channel) + ": the race and the mix need at least one");
+    throw SetupError(
+        shown + ": found " + std::to_string(found->items->size()) + " item(s) in " + found->where +
+        (found->items->empty() ? ""
+                               : " but no alias id: looked for an id under " + joined(names.alias_id) +
+                                     " (profile id_fields.alias), the first item has " +
+                                     fields_of(found->items->front())) +
+        "; the race and the mix need at least one alias");
+  return body;
+}
+
+// Whether the load tags aliases: the race, or a mix with tags.
+bool tags_aliases(const LoadConfig& c) {
+  return c.scenario == Scenario::race ||
+         (c.scenario == Scenario::mixed && std::any_of(c.mix.begin(), c.mix.end(), [](const MixEntry& m) {
+            return m.op == OpKind::tag && m.weight > 0;
+          }));
+}
+
+// The field of a tag answer that holds the tag name just sent: where this
+// target shows an alias's tag when the profile's field is not there.
+std::optional<std::string> field_holding(const json::value& body, const std::string& tag) {
+  if (!body.is_object()) return std::nullopt;
+  for (const auto& [k, v] : body.get_object())
+    if (v.is_string() && v.get_string() == tag) return std::string(k);
+  for (const auto& [k, v] : body.get_object())
+    if (auto inner = field_holding(v, tag)) return inner;
+  return std::nullopt;
+}
+
+// Whether any alias of the list shows `field`.
+bool shows_field(const core::FieldNames& names, const json::value& list_body) {
+  const auto* list = items_of(list_body, names.aliases_list);
+  return list && std::any_of(list->begin(), list->end(),
+                             [&](const json::value& a) { return core::api::tag_of(names, a).has_value(); });
+}
+
+// The race needs an untagged alias: with none, every tag would be refused and
+// the run would measure nothing. Read leniently, as the contract does: a tag
+// field null, "" or absent is untagged.
+void require_untagged(const LoadConfig& c, const core::FieldNames& names, const json::value& list_body) {
+  const auto* list = items_of(list_body, names.aliases_list);
+  if (!list) return;
+  std::vector<std::string> tagged;
+  if (list->empty()) return;
+  for (const auto& a : *list)
+    if (auto t = core::api::tag_of(names, a); t && !t->empty())
+      tagged.push_back(core::api::alias_id(names, a).value_or("?") + "=\"" + core::from_target(*t, 40) + "\"");
+    else return;
+  throw SetupError("channel " + c.target.channel + ": every one of its " + std::to_string(tagged.size()) +
+                   " alias(es) shows a tag in field \"" + names.alias_tag + "\" (profile fields.alias_tag; " +
+                   tagged.front() + (tagged.size() > 1 ? ", ..." : "") +
+                   "), so every tag of the race would be refused: untag one, wait for the tags to expire, or use "
+                   "another --channel");
 }
 
 // Places one call on a freshly tagged alias, so that a target without the
 // call hook is told so instead of racing on 404s.
-void probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
+// One tag of the load's name (and its untag): its answer's JSON. The caller
+// places a call in between when `call` is set (the race's probe of the hook).
+json::value probe_tag(core::HttpClient& client, const LoadConfig& c, std::optional<core::Exchange>* call) {
+  auto request = op(c, Operation::tag, {.tag = load_tag_name(c.shard), .minutes = c.target.dialect.minutes.fit(1)});
+  const std::string shown = request.method + " " + c.target.base.to_string() + request.target;
+  auto tag = client.send(std::move(request));
+  const auto& full = c.statuses.all_tagged;
+  if (tag.response && std::find(full.begin(), full.end(), tag.response->status) != full.end())
+    throw SetupError("tagging an alias: " + shown + " was refused with HTTP " + std::to_string(tag.response->status) +
+                     ", every alias tagged (profile statuses.all_tagged), although the list showed none tagged in \"" +
+                     c.target.dialect.fields.alias_tag + "\" (profile fields.alias_tag): " + answer_text(tag) +
+                     "; untag one, wait for the tags to expire, or name the tag field in the profile");
+  checked_ok(c, tag, shown, "tagging an alias");
+  const json::value body = parse_or_throw(tag, "tagging an alias");
+  auto alias = core::api::tagged_alias_id(c.target.dialect.fields, body);
+  if (!alias)
+    throw SetupError("tagging an alias: looked for the alias id under " + joined(c.target.dialect.fields.alias_id) +
+                     " (profile id_fields.alias) in the answer, found " + fields_of(body) + ": " + answer_text(tag));
+  if (call) *call = client.send(op(c, Operation::call, {.id = *alias, .caller = "+15559999999"}));
+  client.send(op(c, Operation::untag, {.id = *alias}));
+  return body;
+}
+
+json::value probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
   const auto& hook = c.target.dialect.call_hook;
   if (!hook.enabled)
     throw SetupError("the race needs the call hook (DESIGN.md §4), and the profile says the target has none");
   const std::string base = c.target.base.to_string();
-  auto tag = expect_ok(
-      client, c, op(c, Operation::tag, {.tag = load_tag_name(c.shard), .minutes = c.target.dialect.minutes.fit(1)}),
-      "tagging an alias");
-  auto alias = tagged_alias_id(c.target.dialect.fields, tag.response->body);
-  if (!alias) throw SetupError("tagging an alias: the answer names no alias id: " + answer_text(tag));
-  auto call = client.send(op(c, Operation::call, {.id = *alias, .caller = "+15559999999"}));
-  client.send(op(c, Operation::untag, {.id = *alias}));
+  std::optional<core::Exchange> placed;
+  json::value body = probe_tag(client, c, &placed);
+  const auto alias = core::api::tagged_alias_id(c.target.dialect.fields, body).value_or("?");
+  const core::Exchange& call = *placed;
   if (!call.response || call.response->status != 200)
     throw SetupError("the call hook did not connect the first caller of a freshly tagged alias: " + hook.method + " " +
-                     base + hook.path_for(c.target.channel, *alias) + " got " + answer_text(call) +
+                     base + hook.path_for(c.target.channel, alias) + " got " + answer_text(call) +
                      ". The race needs the hook of DESIGN.md §4 (README: the call hook)");
+  return body;
 }
 
 // A sharded mix reads and changes only its shard's agents and calls only its
@@ -182,7 +307,10 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
     return d;
   }
   discover_agents(client, c, d, found);
-  discover_aliases(client, c, d);
+  const json::value aliases = discover_aliases(client, c, d);
+  core::FieldNames names = c.target.dialect.fields;
+  const bool tags = tags_aliases(c);
+  if (c.scenario == Scenario::race) require_untagged(c, names, aliases);
   if (c.scenario == Scenario::mixed && c.shard.sharded()) share_discovery(c, d, found);
 
   found.database_value =
@@ -192,15 +320,25 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
     expect_ok(client, c,
               op(c, Operation::db_set, {.id = load_database_key(c.shard), .value = std::string(kLoadDatabaseValue)}),
               "writing the database key the mix reads");
-  if (c.scenario == Scenario::race) probe_call_hook(client, c);
+  std::optional<json::value> tag_answer;
+  if (c.scenario == Scenario::race) tag_answer = probe_call_hook(client, c);
+  else if (tags && !shows_field(names, aliases)) tag_answer = probe_tag(client, c, nullptr);
+  // Where the list shows no tag under the profile's name, the field in which
+  // the tag answer showed the name just sent is where this target keeps it.
+  if (tag_answer && !shows_field(names, aliases))
+    if (auto learned = field_holding(*tag_answer, load_tag_name(c.shard))) names.alias_tag = *learned;
+  found.alias_tag = shows_field(names, aliases) ? names.alias_tag : "";
+  d.all_tagged_unjudged = sole_tagger_doubt(c, aliases, names);
   return d;
 }
 
 namespace {
 
 // The aliases whose tag the load made (crh-load...), or why the list could not be read.
-std::optional<std::string> load_tags(core::HttpClient& client, const LoadConfig& c, std::vector<std::string>& ids) {
-  const auto& names = c.target.dialect.fields;
+std::optional<std::string> load_tags(core::HttpClient& client, const LoadConfig& c, const FoundState& found,
+                                     std::vector<std::string>& ids) {
+  core::FieldNames names = c.target.dialect.fields;
+  if (!found.alias_tag.empty()) names.alias_tag = found.alias_tag;
   auto list = client.send(op(c, Operation::list_aliases));
   if (!list.response || list.response->status != 200) return answer_text(list);
   auto v = parse(list.response->body);
@@ -270,16 +408,21 @@ std::vector<std::string> restore(const LoadConfig& c, const FoundState& found) {
   // Tags a round could not delete (an answer lost, a run interrupted); then
   // the list again, so that a tag still there is named, never assumed gone.
   std::vector<std::string> left;
-  if (auto why = load_tags(client, c, left)) {
+  if (auto why = load_tags(client, c, found, left)) {
     problems.push_back("could not list the aliases of channel " + c.target.channel +
                        " to delete the tags the load left (" + *why + "): any \"" + load_tag_name(c.shard) +
                        "\" tag there is not restored");
     return problems;
   }
+  if (found.alias_tag.empty() && tags_aliases(c))
+    problems.push_back("the aliases of channel " + c.target.channel + " show no tag field (\"" +
+                       c.target.dialect.fields.alias_tag +
+                       "\", profile fields.alias_tag, and none a tag answer named): a \"" + load_tag_name(c.shard) +
+                       "\" tag the load left could not be seen");
   for (const auto& id : left) send(op(c, Operation::untag, {.id = id}), "deleting the tag left on alias " + id);
   if (left.empty()) return problems;
   std::vector<std::string> still;
-  if (auto why = load_tags(client, c, still))
+  if (auto why = load_tags(client, c, found, still))
     problems.push_back("could not list the aliases of channel " + c.target.channel + " again to see the tags gone (" +
                        *why + ")");
   for (const auto& id : still)

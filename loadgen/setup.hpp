@@ -24,6 +24,10 @@ struct FoundState {
   // uses); nothing when the agent showed no such field.
   std::vector<std::pair<std::string, std::optional<std::string>>> agent_states;
   std::optional<std::string> database_value;  // of the load's database key (load_database_key)
+  // The alias field that shows a tag: the profile's fields.alias_tag when the
+  // list shows it, else the field in which a tag answer showed the name just
+  // sent; "" when neither (the load's tags cannot be seen in the list).
+  std::string alias_tag;
 };
 
 // The alias id in a tag's answer under the dialect's id fields: of the

@@ -11,6 +11,7 @@ std::string_view to_string(Failure f) {
     case Failure::timeout: return "timeout";
     case Failure::reset: return "reset";
     case Failure::malformed: return "malformed";
+    case Failure::unsolicited: return "unsolicited";
     case Failure::count_: break;
   }
   return "?";

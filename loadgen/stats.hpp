@@ -15,7 +15,10 @@
 namespace crh::loadgen {
 
 // Why an attempt got no usable answer.
-enum class Failure : std::uint8_t { connect, timeout, reset, malformed, count_ };
+// Why an attempt got no answer. `unsolicited`: bytes came on the connection
+// while no request was waiting (or after its whole answer), so which answer
+// belongs to which request is unknown; the connection was closed.
+enum class Failure : std::uint8_t { connect, timeout, reset, malformed, unsolicited, count_ };
 inline constexpr std::size_t kFailures = static_cast<std::size_t>(Failure::count_);
 std::string_view to_string(Failure f);
 

@@ -93,17 +93,23 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
       p = &v[v.size() == 1 ? 0 : std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(w.rng)];
     }
     Clock::time_point sent = Clock::now();
+    const std::uint64_t ticket = p->op == OpKind::tag ? ledger_tag_sent(run) : 0;
     Answer a = co_await exchange(w, c, p->bytes, p->keep_body, sent);
     record(w, p->op, a, due, sent, due);
     if (due >= run.measure_from && !a.interrupted) ++w.stats.scheduled;
     w.log(make_op(run, 0, p->op, "", "", sent, a));
-    if (p->op == OpKind::tag && outcome_of(a) == Outcome::ok) {
-      if (auto alias = tagged_alias_id(run.config.target.dialect.fields, a.body)) {
+    if (p->op == OpKind::tag) {
+      auto alias =
+          outcome_of(a) == Outcome::ok ? tagged_alias_id(run.config.target.dialect.fields, a.body) : std::nullopt;
+      ledger_tag_done(run, ticket, a, alias, sent);
+      if (alias) {
         untag_bytes = bytes_for(run, request_for(run.config, OpKind::untag, *alias));
         Clock::time_point untag_sent = Clock::now();
         Answer u = co_await exchange(w, c, untag_bytes, false, untag_sent);  // a tag in the mix is undone at once
         record(w, OpKind::untag, u, untag_sent, untag_sent, due);
-        w.log(make_op(run, 0, OpKind::untag, *alias, "", untag_sent, u));
+        const Op untag = make_op(run, 0, OpKind::untag, *alias, "", untag_sent, u);
+        ledger_untag_done(run, untag);
+        w.log(untag);
       }
     }
     co_await back_off(run, c, a);

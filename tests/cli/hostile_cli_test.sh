@@ -151,6 +151,22 @@ CRH_API_KEY=$key bounded 30 load --base-url "$hurl" --scenario get --path /x --d
 [ "$code" -eq 1 ] || { fail "a load of 302s with errors<=100% exited $code, expected 1"; show; }
 stop "$hpid"
 
+step "j2. every answer a 204 followed at once by an unsolicited 200: crh load fails, crh contract fails"
+# Issue 22, item 6: before, 101,020 requests, 0 errors, PASSED (the 204s counted
+# as success, the unsolicited 200s taken as the next requests' answers).
+hostile_start unsolicited-after-204
+CRH_API_KEY=$key bounded 30 load --base-url "$hurl" --scenario get --path /api/v1/local-agents --duration 1 \
+  --json "$work/unsolicited.json"
+[ "$code" -eq 1 ] || { fail "a load of 204s with unsolicited answers exited $code, expected 1"; show; }
+grep -q 'PASSED' "$work/run.out" && fail "a load of 204s with unsolicited answers says PASSED"
+grep -q '"unsolicited"' "$work/unsolicited.json" || fail "the result counts no unsolicited failure"
+grep -q 'no request succeeded' "$work/run.out" || fail "the verdict does not say that no request succeeded"
+CRH_API_KEY=$key bounded 60 contract --base-url "$hurl" --suite endpoints --json "$work/unsolicited-contract.json"
+[ "$code" -eq 1 ] || { fail "crh contract against 204s with unsolicited answers exited $code, expected 1"; show; }
+grep -q 'no request asked for\|while no request was waiting' "$work/unsolicited-contract.json" ||
+  fail "the contract's evidence does not name the unsolicited bytes"
+stop "$hpid"
+
 step "k. a target that echoes the key in every encoding: it appears nowhere"
 hostile_start echo-key
 secret='SeCrEt/Pro+be"Key\12'

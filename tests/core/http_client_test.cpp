@@ -425,5 +425,75 @@ TEST(HttpClient, ACancelDropsTheConnection) {
   EXPECT_EQ(connections.load(), 2) << "the cancelled connection must not be reused";
 }
 
+// Bytes no request asked for (issue 22, item 6a): a peer that answers 204 and
+// at once an unsolicited 200 must not have its 200 taken as the next request's
+// answer. The exchange fails, the connection is closed, the next is fresh.
+TEST(HttpClient, BytesAfterAWholeAnswerFailTheExchangeAndCloseTheConnection) {
+  std::atomic<int> connections{0};
+  ScriptedServer server([&](int fd, const auto&) {
+    if (connections++ == 0)
+      ScriptedServer::write_all(fd, "HTTP/1.1 204 No Content\r\n\r\n"
+                                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+    else ScriptedServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  });
+  HttpClient client(loopback(server.port()), {2000ms});
+  auto first = client.send(get("/"));
+  EXPECT_FALSE(first.answered()) << "a 204 followed by an answer nobody asked for was taken as the answer";
+  EXPECT_EQ(first.error, TransportError::malformed);
+  EXPECT_NE(first.error_detail.find("HTTP 204"), std::string::npos) << first.error_detail;
+  EXPECT_NE(first.error_detail.find("no request asked for"), std::string::npos) << first.error_detail;
+  auto second = client.send(get("/"));
+  ASSERT_TRUE(second.answered()) << second.error_detail;
+  EXPECT_EQ(second.response->body, "ok");
+  EXPECT_EQ(connections.load(), 2) << "the connection with the unsolicited bytes must be closed";
+}
+
+TEST(HttpClient, BytesArrivingWhileNoRequestWaitsFailTheNextExchangeUnsent) {
+  std::atomic<int> connections{0}, requests_on_first{0};
+  ScriptedServer server([&](int fd, const std::atomic<bool>& stopping) {
+    if (connections++ > 0) {
+      ScriptedServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+      return;
+    }
+    ScriptedServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst");
+    std::this_thread::sleep_for(20ms);  // the client has read the whole answer by now
+    ScriptedServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+    if (!ScriptedServer::read_head(fd, stopping).empty()) ++requests_on_first;
+  });
+  HttpClient client(loopback(server.port()), {2000ms});
+  auto first = client.send(get("/one"));
+  ASSERT_TRUE(first.answered()) << first.error_detail;
+  EXPECT_EQ(first.response->body, "first");
+  std::this_thread::sleep_for(200ms);
+  auto second = client.send(get("/two"));
+  EXPECT_FALSE(second.answered()) << "the unsolicited 200 was taken as the answer to /two";
+  EXPECT_EQ(second.error, TransportError::malformed);
+  EXPECT_NE(second.error_detail.find("while no request was waiting"), std::string::npos) << second.error_detail;
+  auto third = client.send(get("/three"));
+  ASSERT_TRUE(third.answered()) << third.error_detail;
+  EXPECT_EQ(third.response->body, "ok");
+  EXPECT_EQ(requests_on_first.load(), 0) << "a request was written on the connection after the unsolicited bytes";
+  EXPECT_EQ(connections.load(), 2);
+}
+
+TEST(HttpClient, A408BeforeAnIdleCloseOnlyReconnects) {
+  std::atomic<int> connections{0};
+  ScriptedServer server([&](int fd, const auto&) {
+    if (connections++ > 0) {
+      ScriptedServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+      return;
+    }
+    ScriptedServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst");
+    std::this_thread::sleep_for(20ms);
+    ScriptedServer::write_all(fd, "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+  });
+  HttpClient client(loopback(server.port()), {2000ms});
+  ASSERT_TRUE(client.send(get("/one")).answered());
+  std::this_thread::sleep_for(200ms);
+  auto second = client.send(get("/two"));
+  ASSERT_TRUE(second.answered()) << second.error_detail;
+  EXPECT_EQ(second.response->body, "ok");
+}
+
 }  // namespace
 }  // namespace crh::core

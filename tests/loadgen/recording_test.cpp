@@ -40,5 +40,18 @@ TEST(LoadRecording, TheProfilesStatusesDecideWhatIsAnExpectedNo) {
   EXPECT_TRUE(is_error(c, OpKind::tag, answer(409)));
 }
 
+// Issue 22, item 6b: success is exactly 200 (rule C2). A 204 or a 201 was
+// counted as a success because it was below 300.
+TEST(LoadRecording, OnlyTwoHundredIsASuccess) {
+  LoadConfig c;
+  for (unsigned status : {201u, 202u, 204u, 206u, 299u}) {
+    EXPECT_TRUE(is_error(c, OpKind::get, answer(status))) << status;
+    EXPECT_TRUE(is_error(c, OpKind::tag, answer(status))) << status;
+    EXPECT_EQ(outcome_of(answer(status)), Outcome::fail) << status;
+  }
+  EXPECT_EQ(outcome_of(answer(200)), Outcome::ok);
+  EXPECT_FALSE(is_error(c, OpKind::get, answer(200)));
+}
+
 }  // namespace
 }  // namespace crh::loadgen::engine

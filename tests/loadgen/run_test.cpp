@@ -515,5 +515,73 @@ TEST(LoadHostile, RetryAfterDoesNotOutliveTheRun) {
   EXPECT_GT(get_stats(r).statuses[429], 0u);
 }
 
+// Issue 22, item 6: a peer that answers every request with a 204 and at once
+// an unsolicited 200. Before, half the "answers" were 204s counted as ok and
+// half were the unsolicited 200s taken as the next request's answer: 0 errors.
+TEST(LoadHostile, AnAnswerNobodyAskedForClosesTheConnectionAndCountsAsAnError) {
+  ScriptedServer server([](int fd, const std::atomic<bool>& stopping) {
+    do {
+      if (!ScriptedServer::write_all(fd, "HTTP/1.1 204 No Content\r\n\r\n"
+                                         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2"
+                                         "\r\n\r\n{}"))
+        return;
+    } while (!ScriptedServer::read_head(fd, stopping).empty());
+  });
+  auto config = hostile_config(server.port());
+  config.duration = 500ms;
+  Progress progress;
+  auto [r, took] = run_guarded(config, progress, 30s);
+  const auto& get = get_stats(r);
+  ASSERT_GT(get.count(), 0u);
+  EXPECT_EQ(get.errors, get.count()) << "every exchange got a 204 and bytes nobody asked for";
+  EXPECT_EQ(get.statuses[200], 0u) << "an unsolicited 200 was taken as an answer";
+  EXPECT_EQ(get.failures[static_cast<std::size_t>(Failure::unsolicited)], get.count());
+  EXPECT_EQ(get.latency[static_cast<std::size_t>(Outcome::ok)].count(), 0u);
+  EXPECT_TRUE(proved_nothing(r).has_value());
+}
+
+// The unsolicited bytes come while the connection is idle (open loop, one
+// request every 100 ms): the next request is not written on it.
+TEST(LoadHostile, BytesOnAnIdleConnectionFailTheNextRequestUnsent) {
+  std::atomic<int> requests_after_unsolicited{0};
+  ScriptedServer server([&](int fd, const std::atomic<bool>& stopping) {
+    if (!ScriptedServer::write_all(fd, kOk)) return;
+    std::this_thread::sleep_for(20ms);
+    if (!ScriptedServer::write_all(fd, kOk)) return;
+    if (!ScriptedServer::read_head(fd, stopping).empty()) ++requests_after_unsolicited;
+  });
+  auto config = hostile_config(server.port());
+  config.duration = 1s;
+  config.rate = 10;
+  Progress progress;
+  auto [r, took] = run_guarded(config, progress, 30s);
+  const auto& get = get_stats(r);
+  ASSERT_GE(get.count(), 4u);
+  EXPECT_GE(get.failures[static_cast<std::size_t>(Failure::unsolicited)], get.count() / 2 - 1);
+  EXPECT_EQ(get.statuses[200] + get.failures[static_cast<std::size_t>(Failure::unsolicited)], get.count());
+  EXPECT_EQ(requests_after_unsolicited.load(), 0);
+}
+
+// Success is exactly 200 (rule C2): a 204 or a 201 is an error, not an ok.
+TEST(LoadHostile, AnyStatusButTwoHundredIsAnError) {
+  for (std::string_view status : {"204 No Content", "201 Created"}) {
+    ScriptedServer server([status](int fd, const std::atomic<bool>& stopping) {
+      do {
+        if (!ScriptedServer::write_all(fd, "HTTP/1.1 " + std::string(status) + "\r\nContent-Length: 0\r\n\r\n"))
+          return;
+      } while (!ScriptedServer::read_head(fd, stopping).empty());
+    });
+    auto config = hostile_config(server.port());
+    config.duration = 300ms;
+    Progress progress;
+    auto [r, took] = run_guarded(config, progress, 30s);
+    const auto& get = get_stats(r);
+    ASSERT_GT(get.count(), 0u) << status;
+    EXPECT_EQ(get.errors, get.count()) << status;
+    EXPECT_EQ(get.latency[static_cast<std::size_t>(Outcome::ok)].count(), 0u) << status;
+    EXPECT_TRUE(proved_nothing(r).has_value()) << status;
+  }
+}
+
 }  // namespace
 }  // namespace crh::loadgen
