@@ -54,11 +54,12 @@ std::string comparison_summary(const json::object& c, const TerminalStyle& style
   return out + missing_line(doc);
 }
 
-std::string run_summary(const json::object& run_document, const TerminalStyle& style) {
-  const DocView doc(run_document);
+namespace {
+
+// What follows the parts: the comparison, the capture, what was left out or
+// could not run, and the verdict of the run.
+std::string closing_lines(const DocView& doc, const TerminalStyle& style) {
   std::string out;
-  if (const auto c = doc[k::run::contract]; c.is_object()) out += contract_summary(c, style) + "\n";
-  for (const auto& l : doc[k::run::loads].items()) out += load_summary(l, style) + "\n";
   if (const auto c = doc[k::run::comparison]; c.is_object()) out += comparison_lines(c, style) + "\n";
   if (const auto cap = doc.find(k::live_capture::section)) out += capture_terminal(cap, style.color).substr(1) + "\n";
   for (const auto& s : doc[k::run::skipped].items()) out += "left out: " + clean(s) + "\n";
@@ -68,6 +69,34 @@ std::string run_summary(const json::object& run_document, const TerminalStyle& s
   const std::string status = clean(verdict[k::verdict::status]);
   out += "verdict of the run: " + paint(style.color, status_label(status), status == "passed" ? "1;32" : "1;31") +
          " (" + clean(verdict[k::verdict::reason]) + ")\n";
+  return out;
+}
+
+std::string part_lines(const DocView& part, bool load, const TerminalStyle& style) {
+  return (load ? load_summary(part, style) : contract_summary(part, style)) + "\n";
+}
+
+}  // namespace
+
+std::string run_summary(const json::object& run_document, const TerminalStyle& style) {
+  const DocView doc(run_document);
+  std::string out;
+  if (const auto c = doc[k::run::contract]; c.is_object()) out += part_lines(c, false, style);
+  for (const auto& l : doc[k::run::loads].items()) out += part_lines(l, true, style);
+  out += closing_lines(doc, style);  // before the list of what was missing: reading it adds to the list
+  return out + missing_line(doc);
+}
+
+std::string run_part_summary(const json::object& part, const TerminalStyle& style) {
+  const DocView doc(part);
+  const bool load = doc[k::envelope::kind].str() == k::kind_load;
+  const std::string out = load ? load_summary(doc, style) : contract_summary(doc, style);
+  return out + missing_line(doc) + "\n";
+}
+
+std::string run_closing(const json::object& run_document, const TerminalStyle& style) {
+  const DocView doc(run_document);
+  const std::string out = closing_lines(doc, style);
   return out + missing_line(doc);
 }
 

@@ -1,7 +1,8 @@
 // crh run: the nightly job in one command: the contract suites, then a race
-// load and a mixed load, then the report (terminal, --html, --json, --junit),
-// compared with --baseline when given. With no --base-url, on the embedded
-// reference service. Ctrl-C writes what was gathered, marked incomplete.
+// load and a mixed load (each summed up as it ends), then the report
+// (terminal, --html, --json, --junit), compared with --baseline when given.
+// With no --base-url, on the embedded reference service. Ctrl-C writes what
+// was gathered, marked incomplete.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -110,6 +111,20 @@ void announce(const RunContext& ctx, bool comparing) {
             << std::flush;
 }
 
+reports::TerminalStyle style_of(const RunContext& ctx) {
+  return {.color = ctx.tty, .verbose = ctx.o.output.verbose, .quiet = ctx.o.output.quiet};
+}
+
+// A part's document, its values redacted, summed up as soon as the part ends,
+// so that a log reads in order (the comparison and the verdict of the run wait
+// for the end). Flushed: what goes to stderr next must come after it.
+void show_part(const RunContext& ctx, json::object& part) {
+  json::value redacted(std::move(part));
+  core::redact_values(redacted);  // a value the target sent that a message quotes whole
+  part = std::move(redacted.as_object());
+  std::cout << reports::run_part_summary(part, style_of(ctx)) << std::flush;
+}
+
 // 1. The contract suites; their document goes into `parts`.
 contracts::RunReport run_contract_suites(const RunContext& ctx, const core::ExpectedStatuses& statuses,
                                          reports::RunParts& parts) {
@@ -132,6 +147,7 @@ contracts::RunReport run_contract_suites(const RunContext& ctx, const core::Expe
   namespace k = core::keys;
   (*parts.contract)[k::envelope::config].as_object()[k::contract_config::rerun] =
       contract_rerun(ctx.o.target, ctx.o.contract, ctx.embedded);
+  show_part(ctx, *parts.contract);
   return report;
 }
 
@@ -187,8 +203,12 @@ void run_loads(const RunContext& ctx, const contracts::RunReport& contract, cons
       std::cout << std::flush;
     }
     auto session = run_load_session(config, thresholds_for(scenario, o.load.thresholds), ctx.embedded, ctx.progress);
-    if (session.document) parts.loads.push_back(std::move(*session.document));
-    else meta.problems.push_back(scenario + " load: " + session.error);
+    if (session.document) {
+      show_part(ctx, *session.document);
+      parts.loads.push_back(std::move(*session.document));
+    } else {
+      meta.problems.push_back(scenario + " load: " + session.error);
+    }
   }
 }
 
@@ -233,7 +253,7 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
   exit_code = std::max(exit_code, static_cast<int>(verdict.at(keys::verdict::exit_code).to_number<long>()));
   exit_code = with_output_problems("crh run", write_outputs(doc.as_object(), o.output.files()), exit_code);
   const auto& out = o.output;
-  std::cout << reports::run_summary(doc.as_object(), {.color = ctx.tty, .verbose = out.verbose, .quiet = out.quiet});
+  std::cout << reports::run_closing(doc.as_object(), style_of(ctx));  // the parts were shown as they ended
   const std::pair<const char*, const std::string&> written[] = {
       {"HTML report", out.html_file}, {"result", out.json_file}, {"JUnit", out.junit_file}};
   for (const auto& [what, file] : written)

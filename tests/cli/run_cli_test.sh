@@ -4,7 +4,8 @@
 # JUnit; a run against `crh serve --fault slow-tag` compared with that
 # baseline exits 1 naming the tag latency, marked red in the report; shards
 # merge; Ctrl-C writes an incomplete result and leaves the target as found;
-# crh load and crh contract write --html too; usage errors exit 2.
+# crh load and crh contract write --html too; usage errors exit 2; a log of
+# stdout and stderr reads in order; a failure's rerun line reruns it.
 # Loopback only; every server is stopped on exit.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -116,6 +117,28 @@ run run --scenario bogus
 [ "$code" -eq 2 ] || fail "--scenario bogus exited $code, expected 2"
 run run --threshold 'race:nothing.p99<1ms'
 [ "$code" -eq 2 ] || fail "an unknown threshold subject exited $code, expected 2"
+
+step "h. a nightly log (stdout and stderr in one file) reads in order: each part's summary when it ends"
+# The --json path cannot be written: its complaint goes to stderr after the
+# loads ran and before the verdict of the run.
+code=0
+"$crh" run --suite endpoints --load-duration 1 --json "$work/no-such-dir/r.json" >"$work/log" 2>&1 || code=$?
+[ "$code" -eq 2 ] || { fail "crh run with an unwritable --json exited $code, expected 2"; tail -n 5 "$work/log"; }
+# The number of the first line of the log matching $1 (extended regex), or 0.
+line_of() { grep -n -m1 -E -- "$1" "$work/log" | cut -d: -f1 || true; }
+previous=0 previous_what="the start"
+for what in '^PASSED \(exit 0\): [0-9]+ checks in' '^crh run: race load' '^crh load: race on' '^crh run: mixed load' \
+            '^crh load: mixed on' 'no-such-dir' '^verdict of the run'; do
+  n=$(line_of "$what")
+  n=${n:-0}
+  if [ "$n" -eq 0 ]; then
+    fail "the log has no line matching '$what'"
+  elif [ "$n" -le "$previous" ]; then
+    fail "the log has '$what' (line $n) before '$previous_what' (line $previous)"
+  fi
+  previous=$n previous_what=$what
+done
+[ "$failures" -eq 0 ] || sed 's/^/  | /' "$work/log" | grep -E 'crh run|crh load|exit|verdict|no-such-dir' || true
 
 step "i. a failure of crh run reruns as crh contract with the run's contract options, not its load options"
 start --fault lru-mru

@@ -317,6 +317,43 @@ TEST(RunTerminal, NamesRegressionsAndTheVerdict) {
   EXPECT_NE(text.find("verdict of the run: FAILED"), std::string::npos) << text;
 }
 
+// Issue 22 item 11: `crh run` prints each part's summary when the part ends
+// and the rest at the end; the pieces, in order, are the whole summary that
+// `crh report` prints, and no piece holds another's lines.
+TEST(RunTerminal, PiecesPrintedAsTheRunGoesMakeTheWholeSummary) {
+  const auto doc = full_run();
+  const TerminalStyle style{};
+  const auto& contract = doc.at("contract").as_object();
+  const auto& loads = doc.at("loads").as_array();
+  ASSERT_EQ(loads.size(), 2u);
+  const auto first = run_part_summary(contract, style);
+  const auto race = run_part_summary(loads[0].as_object(), style);
+  const auto mixed = run_part_summary(loads[1].as_object(), style);
+  const auto closing = run_closing(doc, style);
+  EXPECT_EQ(first + race + mixed + closing, run_summary(doc, style));
+  EXPECT_EQ(first.rfind("crh contract: ", 0), 0u) << first;
+  EXPECT_NE(first.find("FAILED (exit 1)"), std::string::npos) << "the contract's verdict comes with it: " << first;
+  EXPECT_EQ(first.find("crh load:"), std::string::npos) << first;
+  EXPECT_EQ(race.rfind("crh load: race", 0), 0u) << race;
+  EXPECT_EQ(mixed.rfind("crh load: mixed", 0), 0u) << mixed;
+  for (const auto* part : {&first, &race, &mixed}) {
+    EXPECT_EQ(part->find("verdict of the run"), std::string::npos) << *part;
+    EXPECT_EQ(part->find("REGRESSED"), std::string::npos) << "the comparison waits for the end: " << *part;
+  }
+  EXPECT_EQ(closing.find("crh contract:"), std::string::npos) << closing;
+  EXPECT_EQ(closing.find("crh load:"), std::string::npos) << closing;
+  EXPECT_NE(closing.find("REGRESSED race call p99"), std::string::npos) << closing;
+  EXPECT_NE(closing.find("verdict of the run: FAILED"), std::string::npos) << closing;
+  EXPECT_NE(closing.find("left out: get load: not asked for"), std::string::npos) << closing;
+}
+
+TEST(RunTerminal, APartLackingFieldsNamesThemInItsOwnPiece) {
+  auto contract = test::crafted_contract_result().as_object();
+  contract.erase("suites");
+  const auto text = run_part_summary(contract, {});
+  EXPECT_NE(text.find("missing from the document: suites"), std::string::npos) << text;
+}
+
 // ---- what the producer knew, the report shows
 
 std::string load_paragraph(const std::string& html, std::string_view scenario) {
