@@ -302,7 +302,11 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
   if (c.scenario == Scenario::get) {
     // The path may need no key and any status is a fair answer; silence is not.
     auto x = client.send(with_key(core::build_request("GET", c.path, {}, c.target.dialect.encoding), c));
-    if (!x.response)
+    // An answer that breaks HTTP (bytes nobody asked for, past the caps) is
+    // still an answer: the load measures it as the error it is.
+    const bool answered =
+        x.response || x.error == core::TransportError::malformed || x.error == core::TransportError::too_large;
+    if (!answered)
       throw SetupError("cannot reach the target: GET " + base + c.path + " got no answer (" + answer_text(x) + ")");
     return d;
   }
