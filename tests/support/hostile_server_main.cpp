@@ -175,7 +175,8 @@ void serve_echo(int fd) {
   }
 }
 
-void serve_interim_proxy(int fd) {
+// A connection to 127.0.0.1:--upstream for a proxy mode; -1 when refused.
+int connect_upstream() {
   int up = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -183,8 +184,14 @@ void serve_interim_proxy(int fd) {
   addr.sin_port = htons(static_cast<unsigned short>(g_upstream));
   if (::connect(up, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(up);
-    return;
+    return -1;
   }
+  return up;
+}
+
+void serve_interim_proxy(int fd) {
+  const int up = connect_upstream();
+  if (up < 0) return;
   bool awaiting_answer = false;  // the client sent bytes since the last answer began
   int answers = 0;
   char buf[16384];
@@ -215,15 +222,8 @@ void serve_interim_proxy(int fd) {
 // Content-Length header that disagrees with the first: an answer no client
 // may read (RFC 9112 §6.3), while the service behind acts on every request.
 void serve_double_length_proxy(int fd) {
-  int up = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<unsigned short>(g_upstream));
-  if (::connect(up, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(up);
-    return;
-  }
+  const int up = connect_upstream();
+  if (up < 0) return;
   bool awaiting_answer = false;  // the next bytes from upstream begin an answer
   std::string head;              // the start of an answer, until its status line is whole
   char buf[16384];
