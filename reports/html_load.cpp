@@ -325,6 +325,10 @@ std::string load_section(const DocView& load) {
   std::string out =
       load_intro(load, scenario, open_loop) + operations_table(load, scenario, open_loop) + time_charts(load, scenario);
   if (const auto race = load.find(k::load::race); race.is_object()) out += race_section(race);
+  // Another scenario's violations (a tag refused while its history shows an
+  // alias free) sit at the top of the load, under the race's names.
+  else if (load.find(k::race::violation_count).num() > 0)
+    out += "<h3>Invariant violations</h3>\n" + violations_listing(load);
   if (const auto wire = load.find(k::load::wire); wire.is_object()) out += wire_section(load, wire, scenario);
   out += capture_html(load.find(k::live_capture::section));
   return out + shards_section(load, scenario) + thresholds_table(load, scenario);

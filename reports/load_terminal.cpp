@@ -86,6 +86,25 @@ std::string wire_section(const DocView& doc, const DocView& wire) {
   return out + overheads;
 }
 
+// "  violations: N" and the first ones (every one when verbose), of the race or
+// of a load whose violations sit at its top.
+std::string violation_lines(const DocView& holder, const TerminalStyle& style) {
+  namespace r = k::race;
+  const double violations = holder[r::violation_count].num();
+  std::string out =
+      "  violations: " + (violations > 0 ? paint(style.color, fixed(violations, 0), "1;31") : std::string("0")) + "\n";
+  std::size_t shown = 0;
+  for (const auto& v : holder[r::violations].items()) {
+    if (!style.verbose && ++shown > 5) {
+      out += "  … " + fixed(violations - 5, 0) + " more in the --json document (or run with --verbose)\n";
+      break;
+    }
+    out += "  " + paint(style.color, "VIOLATION", "1;31") + " " + clean(v[k::violation::kind]) + " (round " +
+           fixed(v[k::violation::round].num(), 0) + "): " + clean(v[k::violation::explanation]) + "\n";
+  }
+  return out;
+}
+
 std::string race_section(const DocView& race, const TerminalStyle& style) {
   namespace r = k::race;
   const auto skew = race[r::skew];
@@ -98,19 +117,7 @@ std::string race_section(const DocView& race, const TerminalStyle& style) {
          format_ns(skew[k::latency::p99_ns].num()) + ", max " + format_ns(skew[k::latency::max_ns].num()) + "\n";
   if (const double busy = race[r::tag_busy].num(); busy > 0)
     out += "  tags answered 409 (every alias tagged): " + fixed(busy, 0) + "\n";
-  const double violations = race[r::violation_count].num();
-  out +=
-      "  violations: " + (violations > 0 ? paint(style.color, fixed(violations, 0), "1;31") : std::string("0")) + "\n";
-  std::size_t shown = 0;
-  for (const auto& v : race[r::violations].items()) {
-    if (!style.verbose && ++shown > 5) {
-      out += "  … " + fixed(violations - 5, 0) + " more in the --json document (or run with --verbose)\n";
-      break;
-    }
-    out += "  " + paint(style.color, "VIOLATION", "1;31") + " " + clean(v[k::violation::kind]) + " (round " +
-           fixed(v[k::violation::round].num(), 0) + "): " + clean(v[k::violation::explanation]) + "\n";
-  }
-  return out;
+  return out + violation_lines(race, style);
 }
 
 // Scale-out: the run, the shards there, missing or late, the start skew and
@@ -184,6 +191,7 @@ std::string load_summary(const DocView& doc, const TerminalStyle& style) {
   if (!style.quiet) out += operations_table(doc);
   if (const auto wire = doc.find(k::load::wire); wire && !style.quiet) out += wire_section(doc, wire);
   if (const auto race = doc.find(k::load::race)) out += race_section(race, style);
+  else if (doc.find(k::race::violation_count).num() > 0) out += "\n" + violation_lines(doc, style);
   const auto thresholds = doc[k::load::thresholds].items();
   if (!thresholds.empty()) {
     out += "\nthresholds:\n";

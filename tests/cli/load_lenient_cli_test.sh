@@ -75,6 +75,7 @@ load --scenario mixed --duration 1 --json "$work/never-mixed.json"
 [ "$code" -eq 1 ] || { fail "mixed against --never-retag exited $code, expected 1"; show; }
 grep -q 'invariant violation' "$work/run.out" || fail "the mix's verdict names no violation"
 grep -q '"kind":"tag-refused-while-free"' "$work/never-mixed.json" || fail "the mix's result lists no violation"
+grep -q '^  VIOLATION tag-refused-while-free' "$work/run.out" || fail "the mix's terminal summary shows no violation with its proof"
 stop "$tpid"
 
 step "e. the same target with another client's tag on the channel: a refusal proves nothing (no false alarm)"
