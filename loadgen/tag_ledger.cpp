@@ -46,8 +46,12 @@ std::vector<Violation> TagLedger::tag_done(std::uint64_t ticket, const Op& op, b
 void TagLedger::untag_done(const Op& op) {
   ++clock_;
   auto& state = aliases_[op.alias];
-  state.free = op.outcome == Outcome::ok;
-  if (!state.free) return;  // refused or unknown: the tag may still be there
+  // Refused or unknown: the tag may still be there. And a tag of the load
+  // that returned this alias but was answered after this untag was sent may
+  // have run on the target after it (answers reach the ledger in any order):
+  // then the alias is that tag's now, not free.
+  state.free = op.outcome == Outcome::ok && state.tag.complete_ns < op.invoke_ns;
+  if (!state.free) return;
   state.free_since = clock_;
   state.untag = op;
 }

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <queue>
+#include <random>
+
 namespace crh::loadgen {
 namespace {
 
@@ -129,6 +133,129 @@ TEST(TagLedger, AnOtherRefusalOfATagChangesNothing) {
   EXPECT_TRUE(l.tag_done(t, tag_op("", Outcome::fail, 429, 5000), false).empty());
   auto r = l.tag_sent();
   EXPECT_EQ(l.tag_done(r, refused(10'000), true).size(), 1u);
+}
+
+TEST(TagLedger, AnUntagAnsweredAfterALaterTagTookItsAliasFreesNothing) {
+  // The target ran: tag T1 -> alias 1, untag U of alias 1, tag T2 -> alias 1
+  // (again), and then refused R as every alias (just one) is tagged. T2's
+  // answer reached the ledger before U's: U must not free alias 1.
+  TagLedger l;
+  auto t1 = l.tag_sent();
+  l.tag_done(t1, ok_tag("1", 0), false);                       // [0, 1000]
+  auto t2 = l.tag_sent();
+  l.tag_done(t2, ok_tag("1", 3000), false);                    // [3000, 4000]: ran after U
+  l.untag_done(untag_op("1", Outcome::ok, 200, 2000));         // [2000, 3000+]: answered last
+  auto r = l.tag_sent();
+  EXPECT_TRUE(l.tag_done(r, refused(10'000), true).empty());
+}
+
+// A correct target simulated against the ledger: connections tag and untag
+// at once (as the mix and the race do), the target runs each request
+// atomically at a random instant between its send and its answer, and the
+// answers reach the ledger in whatever order the connections see them. A
+// correct target never makes a violation, whatever the interleaving; one
+// that never tags a deleted tag's alias again always does.
+struct Simulation {
+  enum class Step { send, run, answer };
+  struct Event {
+    double at;
+    int conn;
+    Step step;
+    bool operator>(const Event& o) const { return at > o.at; }
+  };
+  struct Conn {
+    bool tagging = true;  // the next request is a tag (else the untag of `alias`)
+    std::string alias;
+    std::uint64_t ticket = 0;
+    Op op;
+    bool refused = false;
+  };
+
+  int aliases;
+  bool never_retag;
+  std::mt19937_64 rng;
+  std::map<std::string, std::uint64_t> last_use;  // the target: alias -> last use
+  std::map<std::string, bool> tagged, used_once;
+  TagLedger ledger;
+  std::size_t violations = 0, refusals = 0;
+
+  Simulation(int n, bool broken, std::uint64_t seed) : aliases(n), never_retag(broken), rng(seed) {
+    for (int i = 1; i <= n; ++i) last_use[std::to_string(i)] = 0;
+  }
+
+  // The target's tag: the least recently used untagged alias, or nothing.
+  std::optional<std::string> run_tag(std::uint64_t now) {
+    std::optional<std::string> pick;
+    for (const auto& [a, used] : last_use)
+      if (!tagged[a] && !(never_retag && used_once[a]) && (!pick || used < last_use[*pick])) pick = a;
+    if (pick) {
+      tagged[*pick] = used_once[*pick] = true;
+      last_use[*pick] = now;
+    }
+    return pick;
+  }
+
+  void run(int connections, int steps) {
+    std::exponential_distribution<double> delay(1.0);
+    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> q;
+    std::vector<Conn> conns(static_cast<std::size_t>(connections));
+    for (int c = 0; c < connections; ++c) q.push({delay(rng), c, Step::send});
+    for (std::uint64_t n = 1; n <= static_cast<std::uint64_t>(steps) && !q.empty(); ++n) {
+      const Event e = q.top();
+      q.pop();
+      Conn& c = conns[static_cast<std::size_t>(e.conn)];
+      const auto ns = static_cast<std::int64_t>(e.at * 1e6);
+      if (e.step == Step::send) {
+        c.op = {};
+        c.op.kind = c.tagging ? OpKind::tag : OpKind::untag;
+        c.op.invoke_ns = ns;
+        if (c.tagging) c.ticket = ledger.tag_sent();
+        q.push({e.at + delay(rng), e.conn, Step::run});
+      } else if (e.step == Step::run) {
+        if (c.tagging) {
+          auto got = run_tag(n);
+          c.refused = !got;
+          c.alias = got.value_or("");
+        } else {
+          tagged[c.alias] = false;
+        }
+        q.push({e.at + delay(rng), e.conn, Step::answer});
+      } else {
+        c.op.complete_ns = ns;
+        c.op.alias = c.alias;
+        c.op.status = c.refused && c.tagging ? 409 : 200;
+        c.op.outcome = c.op.status == 200 ? Outcome::ok : Outcome::fail;
+        if (c.tagging) {
+          refusals += c.refused;
+          violations += ledger.tag_done(c.ticket, c.op, c.refused).size();
+          c.tagging = c.refused;  // a tag that took an alias is undone next
+        } else {
+          ledger.untag_done(c.op);
+          c.tagging = true;
+        }
+        q.push({e.at + delay(rng) * 0.1, e.conn, Step::send});
+      }
+    }
+  }
+};
+
+TEST(TagLedger, ACorrectTargetNeverMakesAViolationWhateverTheInterleaving) {
+  std::size_t refusals = 0;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    Simulation sim(2 + static_cast<int>(seed % 4), false, seed);
+    sim.run(2 + static_cast<int>(seed % 15), 6000);
+    EXPECT_EQ(sim.violations, 0u) << "seed " << seed;
+    refusals += sim.refusals;
+  }
+  EXPECT_GT(refusals, 10'000u) << "the simulation must refuse tags often, or it tests nothing";
+}
+
+TEST(TagLedger, ATargetThatNeverTagsAnAliasAgainIsCaughtEveryTime) {
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    Simulation sim(2 + static_cast<int>(seed % 4), true, seed);
+    sim.run(2 + static_cast<int>(seed % 15), 6000);
+    EXPECT_GT(sim.violations, 0u) << "seed " << seed;
+  }
 }
 
 }  // namespace
