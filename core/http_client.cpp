@@ -9,6 +9,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <optional>
 
@@ -208,7 +210,15 @@ std::optional<Failure> HttpClient::Impl::unsolicited_before(Clock::time_point t0
   if (!socket || t0 - last_used > kMaxIdleReuse) return std::nullopt;  // connect() replaces it
   error_code ec;
   const std::size_t waiting = socket->available(ec);
-  if (ec || waiting == 0) return std::nullopt;
+  if (ec || waiting == 0) {
+    // Nothing to read, but a server that closed the idle connection has sent
+    // its FIN: a request written there would be lost unanswered and look like
+    // a crash (X0). A peek sees the end of the stream; the request then goes
+    // on a new connection.
+    char probe;
+    if (ec || ::recv(socket->native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0) drop();
+    return std::nullopt;
+  }
   std::string bytes(std::min(waiting, kReadSize), '\0');
   bytes.resize(socket->read_some(net::buffer(bytes), ec));
   drop();

@@ -495,5 +495,25 @@ TEST(HttpClient, A408BeforeAnIdleCloseOnlyReconnects) {
   EXPECT_EQ(second.response->body, "ok");
 }
 
+TEST(HttpClient, AKeptConnectionTheServerClosedWhileIdleIsReplacedNotLost) {
+  // The first connection answers and is then closed by the server (its idle
+  // timeout); a POST sent later must go on a new connection, not be written
+  // into the closed one and lost unanswered.
+  std::atomic<int> connections{0};
+  ScriptedServer server([&](int fd, const auto&) {
+    const bool first = connections++ == 0;
+    ScriptedServer::write_all(fd, first ? "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst"
+                                        : "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+  });
+  HttpClient client(loopback(server.port()), {2000ms});
+  ASSERT_TRUE(client.send(get("/one")).answered());
+  std::this_thread::sleep_for(200ms);  // the server's close reaches the client
+  HttpRequest post{"POST", "/database/k", {{"Content-Type", "application/x-www-form-urlencoded"}}, "value=v"};
+  auto second = client.send(post);
+  ASSERT_TRUE(second.answered()) << second.error_detail;
+  EXPECT_EQ(second.response->body, "ok");
+  EXPECT_EQ(connections.load(), 2);
+}
+
 }  // namespace
 }  // namespace crh::core
