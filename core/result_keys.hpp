@@ -231,6 +231,9 @@ inline constexpr Key latency = "latency";
 inline constexpr Key latency_uncorrected = "latency_uncorrected";
 inline constexpr Key by_outcome = "by_outcome";
 using load::wire;  // absent without a capture paired with the run
+// The latency of every outcome per series step, steps with samples only
+// (absent in documents of schema_version 1)
+using load::series;
 }  // namespace operation
 
 // a latency (operations.<name>.latency, totals.lag, race.skew): figures and the histogram they come from
@@ -243,7 +246,31 @@ inline constexpr Key p999_ns = "p999_ns";
 inline constexpr Key max_ns = "max_ns";
 inline constexpr Key mean_ns = "mean_ns";
 inline constexpr Key histogram = "histogram";
+// Each percentile with its 95% interval (absent in documents of
+// schema_version 1: point values only)
+inline constexpr Key percentiles = "percentiles";
 }  // namespace latency
+
+// a latency's percentiles: by name, each its value, the interval shown and
+// both intervals it is the wider of (core/percentile_interval.hpp)
+namespace percentile {
+inline constexpr Key p50 = "p50";
+inline constexpr Key p90 = "p90";
+inline constexpr Key p99 = "p99";
+inline constexpr Key p999 = "p99.9";
+inline constexpr Key value = "value";
+inline constexpr Key lower = "lower";
+inline constexpr Key upper = "upper";
+inline constexpr Key n = "n";
+inline constexpr Key method = "method";      // the interval shown: "binomial" or "blocks"
+inline constexpr Key binomial = "binomial";  // {lower, upper}; also a value of method
+inline constexpr Key blocks = "blocks";      // {lower, upper, count}, absent under 10 blocks; also a value of method
+using operation::count;                      // blocks.count
+inline constexpr Key backed = "backed";      // at least 10 samples beyond the percentile
+inline constexpr Key beyond = "beyond";      // samples beyond it
+inline constexpr Key backing_s = "backing_s";  // not backed: the run length that would back it at this rate
+inline constexpr Key note = "note";            // absent without one
+}  // namespace percentile
 
 // series[]: one point per series_step_s seconds since measuring began
 namespace series {
@@ -254,6 +281,12 @@ using latency::p99_ns;
 using totals::errors;
 using totals::requests;
 }  // namespace series
+
+// operations.<name>.series[]: the steps of the load's series that hold samples of the operation
+namespace operation_series {
+using series::histogram;
+using series::t;
+}  // namespace operation_series
 
 // race
 namespace race {
@@ -499,5 +532,86 @@ inline constexpr Key redactions = "redactions";
 inline constexpr Key checksums_recomputed = "checksums_recomputed";
 inline constexpr Key warnings = "warnings";
 }  // namespace live_capture
+
+// ---- the record of nights (nightly/, `--nights DIR`) and what a run adds for it
+
+// run config: repetitions of each load (absent: 1), the profile's content hash
+namespace run_config {
+inline constexpr Key repeat = "repeat";
+inline constexpr Key profile_hash = "profile_hash";
+inline constexpr Key nights = "nights";
+}  // namespace run_config
+
+// a load document of `crh run --repeat K`: each repetition's own figures
+// (the document's histograms are the repetitions' merged)
+namespace repetition {
+inline constexpr Key repetitions = "repetitions";  // in the load document
+inline constexpr Key index = "index";
+using load::operations;
+using load::totals;
+}  // namespace repetition
+
+// environment.cpu_model: what the record marks when it changes
+namespace environment {
+inline constexpr Key cpu_model = "cpu_model";
+}  // namespace environment
+
+// comparison against a record of nights: what it adds to the baseline comparison
+namespace comparison {
+inline constexpr Key mode = "mode";  // "nights" or "baseline" (absent in older documents: baseline)
+inline constexpr Key nights = "nights";
+inline constexpr Key inconclusive = "inconclusive";
+inline constexpr Key change_points = "change_points";
+inline constexpr Key changes = "changes";  // machine or version changes within the window
+inline constexpr Key unreliable = "unreliable";  // why tonight's figures cannot be trusted, if so
+}  // namespace comparison
+
+// comparison.nights
+namespace nights_window {
+inline constexpr Key dir = "dir";
+inline constexpr Key recorded = "recorded";
+inline constexpr Key window = "window";
+inline constexpr Key fingerprint = "fingerprint";
+inline constexpr Key accepted_from = "accepted_from";
+}  // namespace nights_window
+
+// comparison.figures[] judged against nights
+namespace figure {
+inline constexpr Key verdict = "verdict";
+inline constexpr Key current_lower = "current_lower";
+inline constexpr Key current_upper = "current_upper";
+inline constexpr Key n = "n";
+inline constexpr Key backed = "backed";
+using repetition::repetitions;
+inline constexpr Key band_lower = "band_lower";
+inline constexpr Key band_upper = "band_upper";
+inline constexpr Key change_lower_pct = "change_lower_pct";
+inline constexpr Key change_upper_pct = "change_upper_pct";
+inline constexpr Key min_detectable_pct = "min_detectable_pct";
+inline constexpr Key nights_used = "nights_used";
+inline constexpr Key rule = "rule";
+inline constexpr Key reason = "reason";
+}  // namespace figure
+
+// comparison.change_points[]
+namespace change_point {
+using figure::scenario;
+using figure::operation;
+using figure::figure;
+inline constexpr Key night = "night";
+using envelope::started_at;
+inline constexpr Key before = "before";
+inline constexpr Key after = "after";
+using figure::change_pct;
+inline constexpr Key beyond_limit = "beyond_limit";
+}  // namespace change_point
+
+// comparison.changes[]
+namespace change {
+using change_point::night;
+inline constexpr Key what = "what";
+inline constexpr Key from = "from";
+inline constexpr Key to = "to";
+}  // namespace change
 
 }  // namespace crh::core::keys

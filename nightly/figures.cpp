@@ -1,0 +1,204 @@
+// Figures of a night's loads, its fingerprint, and whether it can be trusted.
+#include "nightly/figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <boost/json.hpp>
+
+#include "core/histogram.hpp"
+#include "core/result_keys.hpp"
+#include "core/result_view.hpp"
+
+namespace crh::nightly {
+namespace json = boost::json;
+namespace k = core::keys;
+using core::DocView;
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+std::optional<double> error_rate(const DocView& op) {
+  const auto count = op.find(k::operation::count).maybe_num(), errors = op.find(k::operation::errors).maybe_num();
+  if (!count || !errors || *count <= 0) return std::nullopt;
+  return *errors / *count;
+}
+
+// A percentile of an operation's latency: its interval when the document has
+// one (schema 2), else the point value of older documents.
+std::optional<NightFigure> percentile(const DocView& latency, std::string_view name, std::string_view point_key) {
+  NightFigure f;
+  f.figure = std::string(name);
+  f.unit = "ns";
+  f.better = Better::lower;
+  const auto p = latency.find("percentiles").find(name);
+  if (const auto v = p.find("value").maybe_num()) {
+    f.estimate.value = *v;
+    f.estimate.lower = p.find("lower").maybe_num();
+    f.estimate.upper = p.find("upper").maybe_num();
+    f.estimate.backed = !p.find("backed").is_bool() || p.find("backed").boolean();
+    f.n = p.find("n").count();
+    return f;
+  }
+  const auto v = latency.find(point_key).maybe_num();
+  if (!v || latency.find(k::latency::count).num() <= 0) return std::nullopt;
+  f.estimate.value = *v;
+  f.n = latency.find(k::latency::count).count();
+  return f;
+}
+
+// One load's figures (without repetitions), in a fixed order.
+std::vector<NightFigure> figures_of(const DocView& load, const std::string& scenario) {
+  std::vector<NightFigure> out;
+  auto add = [&](std::string op, std::string figure, std::string unit, Better better, double value) {
+    NightFigure f{scenario, std::move(op), std::move(figure), std::move(unit), better, {}, 0};
+    f.estimate.value = value;
+    out.push_back(std::move(f));
+  };
+  const auto totals = load.find(k::load::totals);
+  if (const auto v = totals.find(k::totals::achieved_rate).maybe_num())
+    add("all", "throughput", "per_second", Better::higher, *v);
+  if (const auto v = totals.find(k::totals::error_rate).maybe_num())
+    add("all", "error rate", "fraction", Better::lower, *v);
+  for (const auto& [op, v] : load.find(k::load::operations).fields()) {
+    const auto latency = v.find(k::operation::latency);
+    for (auto [name, key] : {std::pair{"p50", k::latency::p50_ns}, std::pair{"p99", k::latency::p99_ns}})
+      if (auto f = percentile(latency, name, key)) {
+        f->scenario = scenario;
+        f->operation = op;
+        out.push_back(std::move(*f));
+      }
+    if (const auto r = v.find(k::operation::rate).maybe_num()) add(op, "throughput", "per_second", Better::higher, *r);
+    if (const auto e = error_rate(v)) add(op, "error rate", "fraction", Better::lower, *e);
+  }
+  return out;
+}
+
+// A latency percentile of the load's merged series, seconds [from, to).
+std::optional<double> series_p50(const DocView& load, std::size_t from, std::size_t to) {
+  const auto series = load.find(k::load::series).items();
+  core::Histogram h;
+  for (std::size_t i = from; i < to && i < series.size(); ++i)
+    if (const auto* v = series[i].find(k::series::histogram).value()) {
+      try {
+        h.merge(core::Histogram::from_json(*v));
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    }
+  if (h.count() < 100) return std::nullopt;  // too few to say anything of a half
+  return static_cast<double>(h.quantile(0.5));
+}
+
+std::string fixed1(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+}  // namespace
+
+std::vector<NightFigure> figures_of_loads(const std::vector<json::object>& loads) {
+  std::vector<NightFigure> out;
+  for (const auto& l : loads) {
+    const DocView load(l);
+    const std::string scenario = load.find(k::envelope::config).find(k::load_config::scenario).str();
+    auto figures = figures_of(load, scenario);
+    const auto reps = load.find(k::repetition::repetitions).items();
+    if (reps.size() > 1) {
+      // Each repetition's figures, matched by name; the night's figure is their median.
+      std::vector<std::vector<NightFigure>> per_rep;
+      for (const auto& r : reps) per_rep.push_back(figures_of(r, scenario));
+      for (auto& f : figures) {
+        for (const auto& rep : per_rep)
+          for (const auto& g : rep)
+            if (g.key() == f.key()) f.estimate.repetitions.push_back(g.estimate.value);
+        if (f.estimate.repetitions.size() == reps.size()) f.estimate.value = median(f.estimate.repetitions);
+      }
+    }
+    for (auto& f : figures) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+json::object figure_json(const NightFigure& f) {
+  json::object o{{"scenario", f.scenario},
+                 {"operation", f.operation},
+                 {"figure", f.figure},
+                 {"unit", f.unit},
+                 {"better", f.better == Better::lower ? "lower" : "higher"},
+                 {"value", f.estimate.value},
+                 {"backed", f.estimate.backed}};
+  if (f.estimate.lower) o["lower"] = *f.estimate.lower;
+  if (f.estimate.upper) o["upper"] = *f.estimate.upper;
+  if (f.n) o["n"] = f.n;
+  if (!f.estimate.repetitions.empty()) o["repetitions"] = json::value_from(f.estimate.repetitions);
+  return o;
+}
+
+json::object fingerprint_fields(const json::object& run) {
+  const DocView d(run);
+  const auto config = d.find(k::envelope::config);
+  json::array loads;
+  for (const auto& l : d.find(k::run::loads).items()) {
+    const auto c = l.find(k::envelope::config);
+    json::object load;
+    for (auto key : {k::load_config::scenario, k::load_config::connections, k::load_config::rate,
+                     k::load_config::threads, k::load_config::duration_s, k::load_config::callers,
+                     k::load_config::mix, k::load_config::timeout_ms, k::load_config::path})
+      if (const auto* v = c.find(key).value()) load[key] = *v;
+    const auto shards = l.find(k::load::shards).items();
+    load["shards"] = shards.empty() ? 1.0 : shards.front().find(k::shard::count).num();
+    const auto reps = l.find(k::repetition::repetitions).items();
+    load["repeat"] = reps.empty() ? 1 : reps.size();
+    loads.push_back(std::move(load));
+  }
+  const auto target = d.find(k::envelope::target);
+  // The embedded service listens on a new port each night: it is one target.
+  const std::string url = target.find(k::target::embedded).boolean() ? "embedded" : target.find(k::target::base_url).str();
+  const auto* driver = config.find("call_driver").value();
+  return json::object{{"loads", std::move(loads)},
+                      {"profile_hash", config.find(k::run_config::profile_hash).str()},
+                      {"call_driver", driver ? *driver : json::value("http")},
+                      {"target", url},
+                      {"channel", target.find(k::target::channel).str()}};
+}
+
+std::string fingerprint_hash(const json::object& fields) { return hash_text(json::serialize(fields)); }
+
+std::string hash_text(std::string_view text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::vector<std::string> unreliable_reasons(const std::vector<json::object>& loads, double limit_pct) {
+  std::vector<std::string> out;
+  for (const auto& l : loads) {
+    const DocView load(l);
+    const std::string scenario = load.find(k::envelope::config).find(k::load_config::scenario).str();
+    const auto verdict = load.find(k::envelope::verdict);
+    if (verdict.find(k::verdict::valid).is_bool() && !verdict.find(k::verdict::valid).boolean())
+      out.push_back(scenario + " load INVALID: the generator, not the target, limited its figures");
+    const auto n = load.find(k::load::series).items().size();
+    const auto first = series_p50(load, 0, n / 2), second = series_p50(load, n / 2, n);
+    if (first && second && *first > 0) {
+      const double change = (*second - *first) / *first * 100.0;
+      if (std::abs(change) > limit_pct)
+        out.push_back(scenario + " load: p50 of the second half " + fixed1(change) + "% against the first (limit " +
+                      fixed1(limit_pct) + "%): a trend or a warm-up inside the load");
+    }
+  }
+  return out;
+}
+
+}  // namespace crh::nightly

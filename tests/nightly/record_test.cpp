@@ -1,0 +1,232 @@
+// The record of nights: files, fingerprint, window, accept; figures read from
+// load documents; tonight judged against a synthetic record.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <boost/json.hpp>
+
+#include "nightly/compare.hpp"
+#include "nightly/figures.hpp"
+#include "nightly/record.hpp"
+
+namespace crh::nightly {
+namespace {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("crh-nights-" + std::to_string(std::random_device{}()));
+  ~TempDir() { fs::remove_all(path); }
+  std::string str() const { return path.string(); }
+};
+
+// A load document with one operation at the given p50 (ns) and rate.
+json::object load_doc(const std::string& scenario, double p50, double rate, bool valid = true) {
+  json::object latency{{"count", 5000}, {"p50_ns", p50}, {"p99_ns", p50 * 3}};
+  return json::object{{"kind", "load"},
+                      {"config", json::object{{"scenario", scenario}, {"connections", 8}, {"duration_s", 5}}},
+                      {"verdict", json::object{{"status", "passed"}, {"exit_code", 0}, {"valid", valid}}},
+                      {"totals", json::object{{"achieved_rate", rate}, {"error_rate", 0.0}}},
+                      {"operations", json::object{{"get", json::object{{"count", 5000},
+                                                                      {"rate", rate},
+                                                                      {"errors", 0},
+                                                                      {"latency", latency}}}}}};
+}
+
+json::object run_doc(const std::string& started, int exit_code, const std::vector<json::object>& loads,
+                     const std::string& cpu = "cpu A", const std::string& version = "0.1.0") {
+  json::array l;
+  for (const auto& x : loads) l.push_back(x);
+  return json::object{
+      {"schema", "crh.result"},
+      {"kind", "run"},
+      {"started_at", started},
+      {"tool", json::object{{"name", "crh"}, {"version", version}}},
+      {"target", json::object{{"base_url", "http://127.0.0.1:1234"}, {"channel", "c"}, {"embedded", true}}},
+      {"config", json::object{{"profile_hash", ""}}},
+      {"environment", json::object{{"cpu_model", cpu}, {"cpus", 2}, {"host", "h"}}},
+      {"verdict", json::object{{"status", exit_code ? "failed" : "passed"}, {"exit_code", exit_code}, {"reason", "r"}}},
+      {"loads", std::move(l)},
+      {"comparison", nullptr}};
+}
+
+std::string day(int d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "2026-11-%02dT03:17:00Z", d);
+  return buf;
+}
+
+TEST(NightRecord, WrittenNightsReadBackOldestFirstWithTheirFigures) {
+  TempDir dir;
+  for (int d : {3, 1, 2})
+    write_night(dir.str(), night_document(run_doc(day(d), 0, {load_doc("mixed", 1e6 + d, 900)}), "r.html"));
+  std::vector<std::string> problems;
+  const auto record = read_nights(dir.str(), problems);
+  ASSERT_EQ(record.size(), 3u);
+  EXPECT_TRUE(problems.empty());
+  EXPECT_EQ(record[0].started_at, day(1));
+  EXPECT_EQ(record[2].started_at, day(3));
+  EXPECT_TRUE(record[0].comparable);
+  EXPECT_EQ(record[0].report, "r.html");
+  EXPECT_EQ(record[0].cpu, "cpu A");
+  const auto* p50 = record[1].find("mixed get p50");
+  ASSERT_NE(p50, nullptr);
+  EXPECT_DOUBLE_EQ(p50->estimate.value, 1e6 + 2);
+  EXPECT_TRUE(record[1].histograms.contains("mixed"));
+}
+
+TEST(NightRecord, TwoNightsOfTheSameSecondGetTwoFiles) {
+  TempDir dir;
+  const auto night = run_doc(day(1), 0, {load_doc("mixed", 1e6, 900)});
+  const auto a = write_night(dir.str(), night_document(night, ""));
+  const auto b = write_night(dir.str(), night_document(night, ""));
+  EXPECT_NE(a, b);
+  std::vector<std::string> problems;
+  EXPECT_EQ(read_nights(dir.str(), problems).size(), 2u);
+}
+
+TEST(NightRecord, KeepsTheNewestNights) {
+  TempDir dir;
+  for (int d = 1; d <= 7; ++d) write_night(dir.str(), night_document(run_doc(day(d), 0, {load_doc("mixed", 1e6, 900)}), ""), 4);
+  std::vector<std::string> problems;
+  const auto record = read_nights(dir.str(), problems);
+  ASSERT_EQ(record.size(), 4u);
+  EXPECT_EQ(record.front().started_at, day(4));
+}
+
+TEST(NightRecord, AFileThatIsNotANightIsNamedAndLeftOut) {
+  TempDir dir;
+  write_night(dir.str(), night_document(run_doc(day(1), 0, {load_doc("mixed", 1e6, 900)}), ""));
+  std::ofstream(dir.path / "night-20261102T000000Z-bad.json") << "{ not json";
+  std::vector<std::string> problems;
+  EXPECT_EQ(read_nights(dir.str(), problems).size(), 1u);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("night-20261102T000000Z-bad.json"), std::string::npos);
+}
+
+TEST(NightRecord, FailedNightsAreRecordedButNotCompared) {
+  TempDir dir;
+  write_night(dir.str(), night_document(run_doc(day(1), 0, {load_doc("mixed", 1e6, 900)}), ""));
+  write_night(dir.str(), night_document(run_doc(day(2), 1, {load_doc("mixed", 1e6, 900)}), ""));
+  write_night(dir.str(), night_document(run_doc(day(3), 4, {load_doc("mixed", 1e6, 900)}), ""));
+  std::vector<std::string> problems;
+  const auto record = read_nights(dir.str(), problems);
+  ASSERT_EQ(record.size(), 3u);
+  const auto window = comparison_window(record, record[0].fingerprint, {}, day(9));
+  ASSERT_EQ(window.size(), 1u);
+  EXPECT_EQ(window[0]->started_at, day(1));
+}
+
+TEST(NightRecord, OtherSettingsAreAnotherSeries) {
+  auto a = run_doc(day(1), 0, {load_doc("mixed", 1e6, 900)});
+  auto b = run_doc(day(1), 0, {load_doc("mixed", 1e6, 900)});
+  b["loads"].as_array()[0].as_object()["config"].as_object()["connections"] = 16;
+  EXPECT_NE(fingerprint_hash(fingerprint_fields(a)), fingerprint_hash(fingerprint_fields(b)));
+  // The machine and the version are shown, not part of it; nor the embedded service's port.
+  auto c = run_doc(day(2), 0, {load_doc("mixed", 2e6, 500)}, "cpu B", "0.2.0");
+  c["target"].as_object()["base_url"] = "http://127.0.0.1:999";
+  EXPECT_EQ(fingerprint_hash(fingerprint_fields(a)), fingerprint_hash(fingerprint_fields(c)));
+}
+
+TEST(NightRecord, AnAcceptedNightStartsTheWindow) {
+  TempDir dir;
+  for (int d = 1; d <= 8; ++d)
+    write_night(dir.str(), night_document(run_doc(day(d), d == 6 ? 1 : 0, {load_doc("mixed", 1e6, 900)}), ""));
+  std::vector<std::string> problems;
+  auto record = read_nights(dir.str(), problems);
+  EXPECT_THROW(accept_night(dir.str(), "no-such-night"), std::runtime_error);
+  accept_night(dir.str(), record[5].id);  // the night that failed: accepted, it is the new level
+  const auto accepted = accepted_nights(dir.str());
+  ASSERT_EQ(accepted.size(), 1u);
+  const auto window = comparison_window(record, record[0].fingerprint, accepted, day(9));
+  ASSERT_EQ(window.size(), 3u);
+  EXPECT_EQ(window[0]->started_at, day(6));
+}
+
+TEST(NightFigures, RepetitionsGiveTheirMedianAndSpread) {
+  auto load = load_doc("race", 2e6, 1000);
+  json::array reps;
+  for (double p50 : {1.0e6, 3.0e6, 1.2e6}) {
+    auto r = load_doc("race", p50, 1000);
+    reps.push_back(json::object{{"index", reps.size() + 1}, {"totals", r["totals"]}, {"operations", r["operations"]}});
+  }
+  load["repetitions"] = std::move(reps);
+  const auto figures = figures_of_loads({load});
+  const NightFigure* p50 = nullptr;
+  for (const auto& f : figures)
+    if (f.key() == "race get p50") p50 = &f;
+  ASSERT_NE(p50, nullptr);
+  EXPECT_DOUBLE_EQ(p50->estimate.value, 1.2e6);
+  EXPECT_EQ(p50->estimate.repetitions.size(), 3u);
+}
+
+TEST(NightFigures, AnInvalidLoadIsUnreliable) {
+  const auto reasons = unreliable_reasons({load_doc("mixed", 1e6, 900, false)}, 20);
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_NE(reasons[0].find("INVALID"), std::string::npos);
+  EXPECT_TRUE(unreliable_reasons({load_doc("mixed", 1e6, 900)}, 20).empty());
+}
+
+// Twenty quiet nights, then tonight: the gate's verdicts reach the comparison.
+std::vector<Night> quiet_record(TempDir& dir, int nights) {
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> noise(0.0, 0.05);
+  for (int d = 1; d <= nights; ++d)
+    write_night(dir.str(), night_document(run_doc(day(d), 0, {load_doc("mixed", 1e6 * noise(rng), 900 * noise(rng))}), ""));
+  std::vector<std::string> problems;
+  return read_nights(dir.str(), problems);
+}
+
+Tonight tonight_at(const std::vector<Night>& record, double p50, double rate) {
+  Tonight t;
+  t.figures = figures_of_loads({load_doc("mixed", p50, rate)});
+  t.fingerprint = record.front().fingerprint;
+  t.started_at = day(28);
+  return t;
+}
+
+std::string verdict_of(const json::object& comparison, const std::string& figure) {
+  for (const auto& f : comparison.at("figures").as_array())
+    if (f.at("operation").as_string() == "get" && f.at("figure").as_string() == figure)
+      return std::string(f.at("verdict").as_string());
+  return "absent";
+}
+
+TEST(NightsComparison, AStepBeyondTheLimitAndTheSpreadRegresses) {
+  TempDir dir;
+  const auto record = quiet_record(dir, 20);
+  const auto c = compare_with_nights(tonight_at(record, 1.5e6, 900), record, {}, dir.str(), 20);
+  EXPECT_EQ(verdict_of(c, "p50"), "regressed");
+  EXPECT_EQ(c.at("mode").as_string(), "nights");
+  EXPECT_GE(c.at("regressions").to_number<long>(), 1);
+  EXPECT_EQ(c.at("nights").at("window").to_number<long>(), 20);
+}
+
+TEST(NightsComparison, AQuietNightHasNoChange) {
+  TempDir dir;
+  const auto record = quiet_record(dir, 20);
+  const auto c = compare_with_nights(tonight_at(record, 1.02e6, 905), record, {}, dir.str(), 20);
+  EXPECT_EQ(verdict_of(c, "p50"), "no change");
+  EXPECT_EQ(verdict_of(c, "throughput"), "no change");
+  EXPECT_EQ(c.at("regressions").to_number<long>(), 0);
+  EXPECT_TRUE(c.at("change_points").as_array().empty());
+}
+
+TEST(NightsComparison, AMachineChangeIsMarked) {
+  TempDir dir;
+  quiet_record(dir, 6);
+  write_night(dir.str(), night_document(run_doc(day(7), 0, {load_doc("mixed", 1e6, 900)}, "cpu B"), ""));
+  std::vector<std::string> problems;
+  const auto record = read_nights(dir.str(), problems);
+  auto t = tonight_at(record, 1e6, 900);
+  t.cpu = "cpu B";
+  const auto c = compare_with_nights(t, record, {}, dir.str(), 20);
+  ASSERT_EQ(c.at("changes").as_array().size(), 1u);
+  EXPECT_EQ(c.at("changes").as_array()[0].at("what").as_string(), "machine");
+}
+
+}  // namespace
+}  // namespace crh::nightly
