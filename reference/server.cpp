@@ -79,10 +79,15 @@ struct Server::Impl {
     }
   }
 
-  // Writes the answer; the head is formatted by hand into the session's reused
-  // buffer, which costs a fraction of Beast's serializer on small bodies.
+  // Writes the answer, answer_delay after it was ready; the head is formatted
+  // by hand into the session's reused buffer, which costs a fraction of
+  // Beast's serializer on small bodies.
   net::awaitable<boost::system::error_code> write(beast::tcp_stream& stream, std::string& out, const Response& r,
                                                   unsigned version, bool keep_alive) {
+    if (config.answer_delay.count() > 0) {
+      net::steady_timer delay(stream.get_executor(), config.answer_delay);
+      co_await delay.async_wait(use_tuple);
+    }
     out.clear();
     out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
     out += std::to_string(r.status);

@@ -21,6 +21,10 @@ struct ServerConfig {
   std::size_t body_limit = 64 * 1024;    // bytes of request body (413 beyond)
   std::chrono::seconds idle_timeout{30}; // a keep-alive connection idle this long is closed
   std::chrono::seconds drain_timeout{3}; // stop() waits this long for requests in flight
+  // Every answer is sent this much later than it would be (`crh serve
+  // --delay-us`: a target made slower by a known amount). A timer, as for
+  // slow-tag: the thread serves other connections meanwhile.
+  std::chrono::microseconds answer_delay{0};
 };
 
 class Server {

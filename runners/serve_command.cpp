@@ -17,6 +17,7 @@ struct ServeOptions {
   std::vector<std::string> faults;
   bool list_faults = false;
   long minute_ms = 60'000;
+  long delay_us = 0;
   int channels = 2;
   int aliases = 4;
   std::string fixtures_file;
@@ -53,6 +54,7 @@ int run_serve(const ServeOptions& o) {
   }
   config.threads = o.threads;
   config.service.minute = std::chrono::milliseconds(o.minute_ms);
+  config.answer_delay = std::chrono::microseconds(o.delay_us);
   for (const auto& name : o.faults) {
     auto fault = fault_by_name(name);
     if (!fault) {
@@ -87,7 +89,8 @@ int run_serve(const ServeOptions& o) {
   std::string faults;
   for (const auto& f : o.faults) faults += (faults.empty() ? "" : ",") + f;
   std::cout << "crh serve: listening on " << server.base_url() << " (minute " << o.minute_ms
-            << " ms, faults: " << (faults.empty() ? "none" : faults) << "); Ctrl-C stops"
+            << " ms, faults: " << (faults.empty() ? "none" : faults)
+            << (o.delay_us > 0 ? ", every answer " + std::to_string(o.delay_us) + " us later" : "") << "); Ctrl-C stops"
             << std::endl;
   int signo = server.run_until_signal();
   std::cout << "crh serve: stopped on signal " << signo << std::endl;
@@ -108,6 +111,10 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--minute-ms", o->minute_ms, "length of one tag minute in ms (tests shorten it)")
       ->capture_default_str()
       ->check(CLI::Range(1L, 3'600'000L));
+  sub->add_option("--delay-us", o->delay_us,
+                  "send every answer N microseconds later (a timer; threads stay free): a known slowdown")
+      ->capture_default_str()
+      ->check(CLI::Range(0L, 10'000'000L));
   sub->add_option("--channels", o->channels, "generated fixtures: number of channels")
       ->capture_default_str()
       ->check(CLI::Range(1, 10'000));

@@ -313,6 +313,53 @@ TEST(FaultModes, NamesRoundTrip) {
   EXPECT_FALSE(reference::fault_by_name("no-such-fault"));
 }
 
+// `crh serve --delay-us`: every answer comes the delay later, and the wait is
+// a timer, so one server thread answers many delayed requests at once.
+struct DelayedServer {
+  explicit DelayedServer(std::chrono::microseconds delay) {
+    reference::ServerConfig config;
+    config.threads = 1;
+    config.service.api_key = kTestKey;
+    config.answer_delay = delay;
+    server = std::make_unique<reference::Server>(std::move(config));
+    server->start();
+  }
+  std::unique_ptr<reference::Server> server;
+};
+
+TEST(AnswerDelay, AGetIsAnsweredAtLeastTheDelayLater) {
+  DelayedServer s(30'000us);
+  RawConnection c("127.0.0.1", s.server->port());
+  for (int i = 0; i < 3; ++i) {  // every answer on a kept connection, not only the first
+    auto t0 = std::chrono::steady_clock::now();
+    c.send(build_request("GET", "/api/v1/local-agents", Probe::with_key()));
+    auto r = c.read_response();
+    auto elapsed = std::chrono::steady_clock::now() - t0;
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200u);
+    EXPECT_GE(elapsed, 30'000us) << "answer " << i;
+  }
+}
+
+TEST(AnswerDelay, TheWaitDoesNotHoldTheThread) {
+  DelayedServer s(100ms);
+  std::vector<std::unique_ptr<RawConnection>> conns;
+  for (int i = 0; i < 8; ++i) conns.push_back(std::make_unique<RawConnection>("127.0.0.1", s.server->port()));
+  auto t0 = std::chrono::steady_clock::now();
+  for (auto& c : conns) c->send(build_request("GET", "/api/v1/local-agents", Probe::with_key()));
+  for (auto& c : conns) {
+    auto r = c->read_response();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200u);
+  }
+  auto elapsed = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(elapsed, 100ms);
+  // One thread that slept through each delay in turn would take 800 ms.
+  EXPECT_LT(elapsed, 400ms);
+}
+
+TEST(AnswerDelay, NoneByDefault) { EXPECT_EQ(reference::ServerConfig{}.answer_delay.count(), 0); }
+
 void PrintTo(const FaultScenario& s, std::ostream* os) { *os << name_of(s.fault); }
 
 class FaultModeTest : public ::testing::TestWithParam<FaultScenario> {};
