@@ -228,15 +228,30 @@ GateResult judge(const GateInput& in) {
   char lim_buf[32];
   std::snprintf(lim_buf, sizeof lim_buf, " the %g%% limit", limit * 100);
   const std::string lim = lim_buf;
+  // The repetitions must agree: a median pulled up by a majority of slow runs
+  // (an outlier run is 1.6-1.9x, 1 in 8) is not a slower service, whose runs
+  // all move. Three quarters of them beyond the limit, or it cannot tell.
+  std::size_t reps = 0, agree = 0;
+  for (double v : in.tonight.repetitions)
+    if (usable(v)) {
+      ++reps;
+      const double er = std::log(v) - s.level;
+      agree += (lower_better ? er : -er) > bad_limit;
+    }
+  const bool reps_agree = reps < 3 || 4 * agree >= 3 * reps;
   if (!in.tonight.backed) {
     r.verdict = Verdict::not_backed;
     r.reason = against + "; not backed (too few samples beyond the percentile): not judged";
   } else if (!s.known && e > bad_limit) {
     r.verdict = Verdict::inconclusive;
     r.reason = against + "; beyond" + lim + ", but with no repetitions night-to-night noise is unknown";
-  } else if (e > half && e > bad_limit) {
+  } else if (e > half && e > bad_limit && reps_agree) {
     r.verdict = Verdict::regressed;
     r.reason = against + "; beyond the band and" + lim;
+  } else if (e > half && e > bad_limit) {
+    r.verdict = Verdict::inconclusive;
+    r.reason = against + "; beyond the band and" + lim + ", but only " + std::to_string(agree) + " of " +
+               std::to_string(reps) + " repetitions are: they disagree";
   } else if (-e > half && -e > good_limit) {
     r.verdict = Verdict::improved;
     r.reason = against + "; better, beyond the band and" + lim;

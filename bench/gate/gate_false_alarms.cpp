@@ -61,8 +61,8 @@ struct Nights {
   explicit Nights(unsigned long seed) : rng(seed) {}
 
   // One night of every figure: value and repetitions; `worse` multiplies the
-  // figures' true level in the bad direction (1: unchanged).
-  std::vector<Estimate> night(const std::vector<Kind>& f, int k, const Model& m, double worse = 1) {
+  // latency figures' true level, `fall` the throughput's (1, 1: unchanged).
+  std::vector<Estimate> night(const std::vector<Kind>& f, int k, const Model& m, double worse = 1, double fall = 1) {
     std::vector<Estimate> out(f.size());
     const bool night_outlier = m.night_outliers && u(rng) < kOutlierRate;
     const double night_factor = 1.6 + 0.3 * u(rng);
@@ -78,7 +78,7 @@ struct Nights {
           if (outlier) v *= m.correlated || m.night_outliers ? run_factor : 1.6 + 0.3 * u(rng);
           v *= worse;
         } else {
-          v /= worse;
+          v *= fall;
         }
         out[i].repetitions.push_back(v);
       }
@@ -155,7 +155,7 @@ void power(int k, long tries, unsigned long seed, double out[3]) {
       const auto night = gen.night(f, k, Model{});
       for (std::size_t i = 0; i < f.size(); ++i) w[i].push_back(night[i].value);
     }
-    const auto tonight = gen.night(f, k, Model{}, 1.3);
+    const auto tonight = gen.night(f, k, Model{}, 1.3, 0.7);
     for (std::size_t i = 0; i < f.size(); ++i)
       hit[i] += judge(GateInput{.tonight = tonight[i], .nights = w[i], .better = better_of(f[i])}).verdict == Verdict::regressed;
   }
@@ -176,7 +176,7 @@ void drift(int k, long tries, unsigned long seed, double found[3], double exact[
     }
     bool got[3] = {false, false, false}, named[3] = {false, false, false}, any[3] = {false, false, false};
     for (int d = 1; d <= 5; ++d) {
-      const auto night = gen.night(f, k, Model{}, std::pow(1.05, d));
+      const auto night = gen.night(f, k, Model{}, std::pow(1.05, d), std::pow(0.95, d));
       for (std::size_t i = 0; i < f.size(); ++i) {
         std::vector<double> w(s[i].end() - kWindow, s[i].end());
         any[i] |= judge(GateInput{.tonight = night[i], .nights = w, .better = better_of(f[i])}).verdict == Verdict::regressed;
