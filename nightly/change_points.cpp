@@ -9,7 +9,7 @@
 //    alarm when S > kAlarm. kSlack = 1 (shifts of 2 sigma and more) and
 //    kAlarm = 5: a drift of one sigma a night alarms on its 4th-5th night
 //    (1 + 2 + 2 + 2 after the slack), a pure-noise record of 60 nights
-//    has one in about 18% of records (a level within the limit: harmless) and
+//    has one in about 16% of records (a level within the limit: harmless) and
 //    none beyond the limit (measured: tests and bench/gate_false_alarms.sh).
 //  * The start is located by a robust least-squares fit over the segment up
 //    to the alarm of two models, a step and a drift (a hinge: flat, then

@@ -230,13 +230,14 @@ GateResult judge(const GateInput& in) {
   const std::string lim = lim_buf;
   // The repetitions must agree: a median pulled up by a majority of slow runs
   // (an outlier run is 1.6-1.9x, 1 in 8) is not a slower service, whose runs
-  // all move. Three quarters of them beyond the limit, or it cannot tell.
+  // all move. Three quarters of them worse by half the limit, or it cannot
+  // tell (half: a run's own noise must not veto a real 30% worsening).
   std::size_t reps = 0, agree = 0;
   for (double v : in.tonight.repetitions)
     if (usable(v)) {
       ++reps;
       const double er = std::log(v) - s.level;
-      agree += (lower_better ? er : -er) > bad_limit;
+      agree += (lower_better ? er : -er) > bad_limit / 2;
     }
   const bool reps_agree = reps < 3 || 4 * agree >= 3 * reps;
   if (!in.tonight.backed) {
@@ -251,7 +252,7 @@ GateResult judge(const GateInput& in) {
   } else if (e > half && e > bad_limit) {
     r.verdict = Verdict::inconclusive;
     r.reason = against + "; beyond the band and" + lim + ", but only " + std::to_string(agree) + " of " +
-               std::to_string(reps) + " repetitions are: they disagree";
+               std::to_string(reps) + " repetitions are worse by half of it: they disagree";
   } else if (-e > half && -e > good_limit) {
     r.verdict = Verdict::improved;
     r.reason = against + "; better, beyond the band and" + lim;

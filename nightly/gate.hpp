@@ -14,7 +14,7 @@
 //    unknown and a change beyond the limit is inconclusive, never regressed.
 //  * e = the log change in the bad direction. band = t_df(1 - kAlpha) * sp.
 //    regressed: e > band and e > log of the limit, and (K >= 3) at least 3/4
-//    of tonight's repetitions beyond the limit (else inconclusive: they
+//    of tonight's repetitions worse by half the limit (else inconclusive: they
 //    disagree; a majority of outlier runs, not a slower service); improved: mirrored;
 //    inconclusive: neither, and the 95% interval e + t_df(0.975) * sp reaches
 //    the limit (only the bad side: a night that might have improved has

