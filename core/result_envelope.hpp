@@ -13,7 +13,9 @@
 
 namespace crh::core {
 
-inline constexpr int kResultSchemaVersion = 1;
+// 2: latencies carry their percentiles' intervals, operations their series
+// (issue 23); documents of version 1 still read, with point values only.
+inline constexpr int kResultSchemaVersion = 2;
 
 // "2026-11-21T10:00:00Z"
 std::string iso8601(std::chrono::system_clock::time_point t);
@@ -21,7 +23,7 @@ std::string iso8601(std::chrono::system_clock::time_point t);
 // The inverse of iso8601 (whole seconds, UTC); nothing when `text` is not one.
 std::optional<std::chrono::system_clock::time_point> parse_iso8601(std::string_view text);
 
-// {"schema":"crh.result","schema_version":1,"kind":kind,"tool":{...},
+// {"schema":"crh.result","schema_version":2,"kind":kind,"tool":{...},
 //  "started_at":...,"duration_ms":...,"target":{"base_url","channel","embedded"}}
 boost::json::object result_envelope(std::string_view kind, std::chrono::system_clock::time_point started,
                                     double duration_ms, const BaseUrl& base, std::string_view channel,

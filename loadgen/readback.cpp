@@ -68,9 +68,26 @@ WireOpStats wire_op_from_json(const json::object& o, const std::string& where) {
   return w;
 }
 
-OpStats op_stats_from_json(const json::object& o, const std::string& where) {
+// The operation's series (absent in documents of schema_version 1), at the
+// load series' step.
+void op_series_from_json(const json::object& o, const std::string& where, std::uint32_t step, OpStats& s) {
+  if (!o.contains(k::operation::series)) return;
+  const std::string w = where + ".series[]";
+  for (const auto& v : array_at(o, k::operation::series, where)) {
+    const auto& point = core::as_object(v, w);
+    const auto start = count_at(point, k::operation_series::t, w);
+    if (start % step != 0) throw std::runtime_error(w + ".t: not a multiple of series_step_s");
+    const auto i = start / step;
+    if (i > 10'000'000) throw std::runtime_error(w + ".t: out of range");
+    if (s.seconds.size() <= i) s.seconds.resize(i + 1);
+    s.seconds[i] = histogram_at(point, w);
+  }
+}
+
+OpStats op_stats_from_json(const json::object& o, const std::string& where, std::uint32_t step) {
   namespace p = k::operation;
   OpStats s;
+  op_series_from_json(o, where, step, s);
   for (const auto& [name, v] : object_at(o, p::by_outcome, where)) {
     const auto outcome = enum_named<Outcome, kOutcomes>(name, where + ".by_outcome");
     s.latency[static_cast<std::size_t>(outcome)] =
@@ -163,23 +180,27 @@ void read_verdict_and_totals(const json::object& doc, LoadRun& run) {
     run.result.connections = static_cast<int>(integer_at(totals, t::connections, k::load::totals));
 }
 
-void read_operations(const json::object& doc, LoadResult& r) {
-  for (const auto& [name, v] : object_at(doc, k::load::operations, "")) {
-    auto kind = op_kind_by_name(name);
-    if (!kind) throw std::runtime_error("operations: unknown operation \"" + std::string(name) + "\"");
-    const std::string where = "operations." + std::string(name);
-    r.stats.ops[static_cast<std::size_t>(*kind)] = op_stats_from_json(core::as_object(v, where), where);
-  }
-}
-
-void read_series(const json::object& doc, LoadResult& r) {
-  // Each point spans series_step_s seconds (absent in documents of older
-  // versions: one); `t` is the second it starts at.
+void read_series_step(const json::object& doc, LoadResult& r) {
+  // Each point of the series spans series_step_s seconds (absent in documents
+  // of older versions: one); `t` is the second it starts at.
   if (doc.if_contains(k::load::series_step_s)) {
     const auto n = count_at(doc, k::load::series_step_s, "");
     if (n == 0 || n > (1u << 20) || (n & (n - 1)) != 0) throw std::runtime_error("series_step_s: not a power of two");
     r.stats.series_step_s = static_cast<std::uint32_t>(n);
   }
+}
+
+void read_operations(const json::object& doc, LoadResult& r) {
+  for (const auto& [name, v] : object_at(doc, k::load::operations, "")) {
+    auto kind = op_kind_by_name(name);
+    if (!kind) throw std::runtime_error("operations: unknown operation \"" + std::string(name) + "\"");
+    const std::string where = "operations." + std::string(name);
+    r.stats.ops[static_cast<std::size_t>(*kind)] =
+        op_stats_from_json(core::as_object(v, where), where, r.stats.series_step_s);
+  }
+}
+
+void read_series(const json::object& doc, LoadResult& r) {
   for (const auto& v : array_at(doc, k::load::series, "")) {
     const auto& s = core::as_object(v, "series[]");
     const auto start = count_at(s, k::series::t, "series[]");
@@ -309,6 +330,7 @@ LoadRun read_load_document(const json::object& doc) {
   read_envelope(doc, run);
   read_config(doc, run.config);
   read_verdict_and_totals(doc, run);
+  read_series_step(doc, run.result);
   read_operations(doc, run.result);
   read_series(doc, run.result);
   read_race(doc, run);

@@ -59,7 +59,8 @@ void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock:
   s.errors += error;
   s.refusals += expected_refusal(w.run.config.statuses, op, a.status);
   s.throttled += a.status == 429;
-  w.stats.record_second(std::chrono::duration_cast<std::chrono::nanoseconds>(counted_at - w.run.measure_from).count(),
+  w.stats.record_second(op,
+                        std::chrono::duration_cast<std::chrono::nanoseconds>(counted_at - w.run.measure_from).count(),
                         latency, error);
 }
 

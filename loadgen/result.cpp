@@ -1,13 +1,17 @@
 // Thresholds against a load result, and the result document.
 #include "loadgen/result.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cmath>
-#include <map>
 #include <limits>
+#include <map>
+#include <optional>
+#include <span>
 #include <stdexcept>
 
 #include "core/output_file.hpp"
+#include "core/percentile_interval.hpp"
 #include "core/result_envelope.hpp"
 #include "core/result_keys.hpp"
 
@@ -45,18 +49,35 @@ double latency_stat(const core::Histogram& h, const std::string& stat) {
   return static_cast<double>(h.quantile(q));
 }
 
-json::object latency_json(const core::Histogram& h) {
+// `rate`: samples per second, for how long a run would back a percentile;
+// `series`: the same samples per step of the load's series (the operations'
+// latency only), for the block intervals.
+json::object latency_json(const core::Histogram& h, double rate,
+                          std::optional<std::span<const core::PackedHistogram>> series = std::nullopt) {
   namespace l = k::latency;
-  return json::object{{l::count, h.count()},         {l::p50_ns, h.quantile(0.5)},    {l::p90_ns, h.quantile(0.9)},
-                      {l::p99_ns, h.quantile(0.99)}, {l::p999_ns, h.quantile(0.999)}, {l::max_ns, h.max()},
-                      {l::mean_ns, h.mean()},        {l::histogram, h.to_json()}};
+  return json::object{{l::count, h.count()},           {l::p50_ns, h.quantile(0.5)},
+                      {l::p90_ns, h.quantile(0.9)},    {l::p99_ns, h.quantile(0.99)},
+                      {l::p999_ns, h.quantile(0.999)}, {l::max_ns, h.max()},
+                      {l::mean_ns, h.mean()},          {l::percentiles, core::percentiles_json(h, rate, series)},
+                      {l::histogram, h.to_json()}};
 }
 
-json::object wire_op_json(const WireOpStats& w) {
+double per_second(std::uint64_t n, double wall_s) { return wall_s > 0 ? static_cast<double>(n) / wall_s : 0.0; }
+
+// Only the steps that hold samples of the operation: most hold none of a rare one.
+json::array op_series_json(const OpStats& s, std::uint32_t step) {
+  namespace x = k::operation_series;
+  json::array out;
+  for (std::size_t i = 0; i < s.seconds.size(); ++i)
+    if (s.seconds[i].count()) out.push_back(json::object{{x::t, i * step}, {x::histogram, s.seconds[i].to_json()}});
+  return out;
+}
+
+json::object wire_op_json(const WireOpStats& w, double wall_s) {
   namespace x = k::wire;
-  return json::object{{x::latency, latency_json(w.latency)},
-                      {x::client, latency_json(w.client)},
-                      {x::overhead, latency_json(w.overhead)},
+  return json::object{{x::latency, latency_json(w.latency, per_second(w.latency.count(), wall_s))},
+                      {x::client, latency_json(w.client, per_second(w.client.count(), wall_s))},
+                      {x::overhead, latency_json(w.overhead, per_second(w.overhead.count(), wall_s))},
                       {x::paired, w.paired},
                       {x::unpaired, w.unpaired},
                       {x::incomplete, w.incomplete},
@@ -75,28 +96,41 @@ json::object wire_json(const WireSummary& w) {
                       {x::negative_overhead, w.negative_overhead}};
 }
 
-json::object op_json(const OpStats& s, double wall_s) {
+// `points`: the length of the load's series, which the operation's blocks span
+// whenever in it the operation's samples came.
+json::object op_json(const OpStats& s, double wall_s, std::uint32_t step, std::size_t points) {
   namespace o = k::operation;
   json::object by_outcome;
   for (std::size_t i = 0; i < kOutcomes; ++i)
-    if (s.latency[i].count()) by_outcome[to_string(static_cast<Outcome>(i))] = latency_json(s.latency[i]);
+    if (s.latency[i].count())
+      by_outcome[to_string(static_cast<Outcome>(i))] =
+          latency_json(s.latency[i], per_second(s.latency[i].count(), wall_s));
   json::object statuses, failures;
   for (std::size_t code = 0; code < s.statuses.size(); ++code)
     if (s.statuses[code]) statuses[std::to_string(code)] = s.statuses[code];
   for (std::size_t i = 0; i < kFailures; ++i)
     if (s.failures[i]) failures[to_string(static_cast<Failure>(i))] = s.failures[i];
   const auto n = s.count();
+  // Documents read back from schema_version 1 have no series: binomial intervals only.
+  std::vector<core::PackedHistogram> padded;
+  std::optional<std::span<const core::PackedHistogram>> series;
+  if (!s.seconds.empty()) {
+    padded = s.seconds;
+    padded.resize(std::max(points, s.seconds.size()));
+    series = std::span<const core::PackedHistogram>(padded);
+  }
   json::object op{{o::count, n},
-                  {o::rate, wall_s > 0 ? static_cast<double>(n) / wall_s : 0.0},
+                  {o::rate, per_second(n, wall_s)},
                   {o::errors, s.errors},
                   {o::refusals, s.refusals},
                   {o::throttled, s.throttled},
                   {o::statuses, std::move(statuses)},
                   {o::failures, std::move(failures)},
-                  {o::latency, latency_json(all_outcomes(s))},
-                  {o::latency_uncorrected, latency_json(s.uncorrected)},
-                  {o::by_outcome, std::move(by_outcome)}};
-  if (!s.wire.empty()) op[o::wire] = wire_op_json(s.wire);
+                  {o::latency, latency_json(all_outcomes(s), per_second(n, wall_s), series)},
+                  {o::latency_uncorrected, latency_json(s.uncorrected, per_second(n, wall_s))},
+                  {o::by_outcome, std::move(by_outcome)},
+                  {o::series, op_series_json(s, step)}};
+  if (!s.wire.empty()) op[o::wire] = wire_op_json(s.wire, wall_s);
   return op;
 }
 
@@ -255,7 +289,7 @@ json::object totals_json(const LoadResult& r, int connections) {
                       {t::achieved_rate, r.achieved_rate},
                       {t::generator_cpu, r.generator_cpu},
                       {t::late, r.stats.late},
-                      {t::lag, latency_json(r.stats.lag)}};
+                      {t::lag, latency_json(r.stats.lag, per_second(r.stats.lag.count(), r.wall_s))}};
   // What the reports say the run used (race: rounds in flight), not a guess of the default.
   if (connections > 0) totals[t::connections] = connections;
   return totals;
@@ -298,11 +332,14 @@ json::object race_json(const LoadConfig& c, const LoadResult& r) {
     if (r.stats.race.winners[n]) winners[std::to_string(n)] = r.stats.race.winners[n];
   auto violations = violations_json(r);
   namespace rc = k::race;
-  return json::object{
-      {rc::rounds, r.stats.race.rounds},           {rc::rounds_without_winner, r.stats.race.rounds_without_winner},
-      {rc::winners, std::move(winners)},           {rc::callers, c.callers},
-      {rc::skew, latency_json(r.stats.race.skew)}, {rc::tag_busy, r.stats.race.tag_busy},
-      {rc::violation_count, r.violation_count},    {rc::violations, std::move(violations)}};
+  return json::object{{rc::rounds, r.stats.race.rounds},
+                      {rc::rounds_without_winner, r.stats.race.rounds_without_winner},
+                      {rc::winners, std::move(winners)},
+                      {rc::callers, c.callers},
+                      {rc::skew, latency_json(r.stats.race.skew, per_second(r.stats.race.skew.count(), r.wall_s))},
+                      {rc::tag_busy, r.stats.race.tag_busy},
+                      {rc::violation_count, r.violation_count},
+                      {rc::violations, std::move(violations)}};
 }
 
 std::string_view unit_of(Quantity q) {
@@ -410,7 +447,8 @@ json::object result_document(const LoadConfig& c, const LoadResult& r, const std
   doc[l::totals] = totals_json(r, connections_run(c, r));
   json::object ops;
   for (std::size_t i = 0; i < kOpKinds; ++i)
-    if (r.stats.ops[i].count()) ops[to_string(static_cast<OpKind>(i))] = op_json(r.stats.ops[i], r.wall_s);
+    if (r.stats.ops[i].count())
+      ops[to_string(static_cast<OpKind>(i))] = op_json(r.stats.ops[i], r.wall_s, r.stats.series_step_s, r.stats.seconds.size());
   doc[l::operations] = std::move(ops);
   // Seconds per point of the series: 1, or more for runs longer than kMaxSeriesPoints s.
   doc[l::series_step_s] = r.stats.series_step_s;

@@ -32,6 +32,12 @@ void OpStats::merge(const OpStats& other) {
   refusals += other.refusals;
   throttled += other.throttled;
   wire.merge(other.wire);
+  if (seconds.size() < other.seconds.size()) seconds.resize(other.seconds.size());
+  for (std::size_t i = 0; i < other.seconds.size(); ++i) {
+    if (other.seconds[i].count() == 0) continue;
+    seconds[i].merge(other.seconds[i]);
+    seconds[i].pack();
+  }
 }
 
 void WireOpStats::merge(const WireOpStats& other) {
@@ -87,6 +93,13 @@ void Stats::merge(const Stats& other) {
     const std::size_t i = other.open_second_[slot] - 1;
     seconds[i].latency.merge(other.open_[slot]);
     seconds[i].latency.pack();
+    for (std::size_t k = 0; k < kOpKinds; ++k) {
+      if (other.open_ops_[slot][k].count() == 0) continue;
+      auto& op_seconds = ops[k].seconds;
+      if (op_seconds.size() <= i) op_seconds.resize(i + 1);
+      op_seconds[i].merge(other.open_ops_[slot][k]);
+      op_seconds[i].pack();
+    }
   }
   race.merge(other.race);
   scheduled += other.scheduled;
@@ -101,20 +114,26 @@ Second& Stats::second(std::int64_t since_start_ns) {
   return seconds[i];
 }
 
-void Stats::record_second(std::int64_t since_start_ns, std::int64_t latency_ns, bool error) {
+void Stats::record_second(OpKind op, std::int64_t since_start_ns, std::int64_t latency_ns, bool error) {
   const auto i = static_cast<std::size_t>(since_start_ns < 0 ? 0 : since_start_ns / 1'000'000'000);
+  const auto k = static_cast<std::size_t>(op);
   Second& s = second(since_start_ns);
   ++s.requests;
   s.errors += error;
+  auto& op_seconds = ops[k].seconds;
+  if (op_seconds.size() <= i) op_seconds.resize(i + 1);
   if (i < packed_until_) {  // late: unpack, add, pack again
     s.latency.record(latency_ns);
     s.latency.pack();
+    op_seconds[i].record(latency_ns);
+    op_seconds[i].pack();
     return;
   }
   while (packed_until_ + kOpenSeconds <= i) close_second(packed_until_++);
   const std::size_t slot = i % kOpenSeconds;
   open_second_[slot] = i + 1;  // whatever the slot held was closed above
   open_[slot].record(latency_ns);
+  open_ops_[slot][k].record(latency_ns);
 }
 
 void Stats::close_second(std::size_t index) {
@@ -125,8 +144,18 @@ void Stats::close_second(std::size_t index) {
     else latency.merge(open_[slot]);
     open_[slot].reset();  // keeps its buckets for the second that takes the slot
     open_second_[slot] = 0;
+    for (std::size_t k = 0; k < kOpKinds; ++k) {
+      auto& open = open_ops_[slot][k];
+      if (open.count() == 0) continue;
+      auto& latency_of_op = ops[k].seconds[index];  // sized when the sample came
+      if (latency_of_op.count() == 0) latency_of_op = open;
+      else latency_of_op.merge(open);
+      open.reset();
+    }
   }
   seconds[index].latency.pack();
+  for (auto& op : ops)
+    if (index < op.seconds.size()) op.seconds[index].pack();
 }
 
 void Stats::double_step() {
@@ -139,6 +168,12 @@ void Stats::double_step() {
   }
   for (auto& m : merged) m.latency.pack();
   seconds = std::move(merged);
+  for (auto& op : ops) {
+    std::vector<core::PackedHistogram> halved((op.seconds.size() + 1) / 2);
+    for (std::size_t i = 0; i < op.seconds.size(); ++i) halved[i / 2].merge(op.seconds[i]);
+    for (auto& h : halved) h.pack();
+    op.seconds = std::move(halved);
+  }
   series_step_s *= 2;
   packed_until_ = seconds.size();
 }
@@ -151,6 +186,7 @@ void Stats::coarsen(std::size_t max_points) {
 void Stats::close_seconds() {
   while (packed_until_ < seconds.size()) close_second(packed_until_++);
   open_ = {};  // frees the dense buckets: a result is copied, never recorded into
+  open_ops_ = {};
   open_second_ = {};
 }
 

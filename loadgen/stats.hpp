@@ -62,8 +62,13 @@ struct OpStats {
   std::uint64_t refusals = 0;   // expected no's: a loser's 403, a 409 when every alias is tagged
   std::uint64_t throttled = 0;  // 429
   WireOpStats wire;             // empty unless a capture was paired with the run
+  // The latency of every outcome per step of the load's series (Stats::seconds,
+  // same index and step), for the percentiles' block intervals; a step without
+  // a sample of this operation is empty. Packed as Stats::seconds are.
+  std::vector<core::PackedHistogram> seconds;
 
   std::uint64_t count() const;
+  // Seconds merge index by index: Stats::merge brings both to one step first.
   void merge(const OpStats& other);
 };
 
@@ -107,13 +112,14 @@ struct Stats {
   static constexpr std::size_t kMaxSeriesPoints = 600;
   Second& second(std::int64_t since_start_ns);
 
-  // Counts one answer in the second it is counted in. The last kOpenSeconds
+  // Counts one answer of `op` in the second it is counted in, in the load's
+  // series and in the operation's. The last kOpenSeconds
   // seconds record into dense histograms kept aside (reused, so a second
   // costs no allocation but its packed copy); older ones are packed into
   // `seconds`, and a late answer for one of them (a request that took that
   // long) goes in on the slow path. A second's latency is in `seconds` once
   // it is packed: call close_seconds() when the run is over.
-  void record_second(std::int64_t since_start_ns, std::int64_t latency_ns, bool error);
+  void record_second(OpKind op, std::int64_t since_start_ns, std::int64_t latency_ns, bool error);
   void close_seconds();
   static constexpr std::size_t kOpenSeconds = 8;
 
@@ -122,6 +128,7 @@ struct Stats {
   void double_step();
   std::size_t packed_until_ = 0;                    // seconds below this index are packed
   std::array<core::Histogram, kOpenSeconds> open_;  // the open seconds, at index % kOpenSeconds
+  std::array<std::array<core::Histogram, kOpKinds>, kOpenSeconds> open_ops_;  // the same per operation
   std::array<std::size_t, kOpenSeconds> open_second_{};  // index + 1 of the second in each slot; 0: none
 };
 

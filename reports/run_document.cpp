@@ -151,9 +151,14 @@ RunParts parts_of(const json::object& doc) {
   const std::string kind = d.find(k::envelope::kind).str();
   if (d.find(k::envelope::schema).str() != k::schema_name)
     throw std::runtime_error("not a crh result document (schema is not \"crh.result\")");
-  if (const auto v = d.find(k::envelope::schema_version).maybe_num(); !v || *v != core::kResultSchemaVersion)
+  // Version 1 has no percentile intervals and no series per operation: it
+  // still reads (a baseline from before them), with point values only.
+  constexpr int kOldestReadable = 1;
+  if (const auto v = d.find(k::envelope::schema_version).maybe_num();
+      !v || *v < kOldestReadable || *v > core::kResultSchemaVersion || *v != std::floor(*v))
     throw std::runtime_error("schema_version " + (v ? std::to_string(static_cast<long>(*v)) : std::string("missing")) +
-                             " is not the one this crh reads (" + std::to_string(core::kResultSchemaVersion) + ")");
+                             " is not one this crh reads (" + std::to_string(kOldestReadable) + " to " +
+                             std::to_string(core::kResultSchemaVersion) + ")");
   RunParts parts;
   if (kind == k::kind_contract) parts.contract = doc;
   else if (kind == k::kind_load) parts.loads.push_back(doc);

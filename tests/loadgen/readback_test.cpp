@@ -59,6 +59,105 @@ TEST(LoadReadback, ThresholdsAreEvaluatedAgainOnTheMergedData) {
   EXPECT_EQ(merged.at("thresholds").as_array().size(), 3u);  // the union, without duplicates
 }
 
+// A mixed load of 12 seconds whose operations keep their series, as the
+// engine records them: every sample in part 0, the odd ones in part 1, the
+// even ones in part 2 (two shards of part 0).
+LoadRun run_with_series(int part) {
+  auto run = synthetic_load_run(Scenario::mixed, part);
+  auto& stats = run.result.stats;
+  stats = Stats{};
+  std::uint64_t n = 0;
+  for (std::int64_t i = 0; i < 12 * 250; ++i) {
+    if ((part == 1 && i % 2 == 1) || (part == 2 && i % 2 == 0)) continue;
+    ++n;
+    const auto op = (i / 2) % 3 == 0 ? OpKind::tag : OpKind::call;
+    const std::int64_t second = i / 250;
+    const std::int64_t ns = 50'000 + (i * 7919) % 400'000 + (second % 3) * 30'000;  // seconds of three levels
+    auto& s = stats.ops[static_cast<std::size_t>(op)];
+    s.latency[static_cast<std::size_t>(Outcome::ok)].record(ns);
+    s.uncorrected.record(ns);
+    s.statuses[200]++;
+    stats.record_second(op, second * 1'000'000'000 + i, ns, false);
+  }
+  stats.close_seconds();
+  run.result.achieved_rate = static_cast<double>(n) / run.result.wall_s;
+  run.result.history_ops = n;
+  return run;
+}
+
+TEST(LoadReadback, EachOperationsSeriesAndPercentileIntervalsRoundTrip) {
+  const auto doc = result_document(run_with_series(0));
+  const auto& call = doc.at("operations").at("call").as_object();
+  const auto& series = call.at("series").as_array();
+  ASSERT_EQ(series.size(), 12u);
+  EXPECT_EQ(series.at(11).at("t").to_number<int>(), 11);
+  EXPECT_EQ(series.at(0).at("histogram").at("count").to_number<int>(), 166);  // 83 of the second's 125 pairs of samples
+  const auto& p99 = call.at("latency").at("percentiles").at("p99").as_object();
+  EXPECT_EQ(p99.at("value"), call.at("latency").at("p99_ns"));
+  EXPECT_EQ(p99.at("n"), call.at("latency").at("count"));
+  EXPECT_EQ(p99.at("blocks").at("count").to_number<int>(), 12);
+  EXPECT_LE(p99.at("lower").to_number<std::int64_t>(), p99.at("value").to_number<std::int64_t>());
+  EXPECT_GE(p99.at("upper").to_number<std::int64_t>(), p99.at("value").to_number<std::int64_t>());
+  EXPECT_TRUE(p99.at("backed").as_bool());  // 2,000 samples
+  EXPECT_FALSE(call.at("latency").at("percentiles").at("p99.9").at("backed").as_bool());
+  // No series beside the outcomes' latency: the binomial interval alone.
+  EXPECT_FALSE(call.at("by_outcome").at("ok").at("percentiles").at("p50").as_object().contains("blocks"));
+
+  const auto again = read_load_document(json::parse(json::serialize(doc)).as_object());
+  EXPECT_EQ(json::serialize(result_document(again)), json::serialize(doc));
+}
+
+// An operation's blocks span the whole run, not only the seconds it came in.
+TEST(LoadReadback, AnOperationsBlocksSpanTheWholeRun) {
+  auto run = run_with_series(0);
+  for (std::int64_t t = 0; t < 3; ++t)
+    for (int i = 0; i < 50; ++i) {
+      run.result.stats.ops[static_cast<std::size_t>(OpKind::untag)].latency[0].record(90'000 + i);
+      run.result.stats.record_second(OpKind::untag, t * 1'000'000'000 + i, 90'000 + i, false);
+    }
+  const auto doc = result_document(run);
+  const auto& p50 = doc.at("operations").at("untag").at("latency").at("percentiles").at("p50").as_object();
+  EXPECT_FALSE(p50.contains("blocks"));
+  EXPECT_NE(p50.at("note").as_string().find("only 3 of the run's 12 blocks hold samples"), std::string::npos) << p50;
+}
+
+TEST(LoadReadback, MergedShardsGetIntervalsFromTheMergedSeries) {
+  const auto whole = result_document(run_with_series(0));
+  const auto merged = result_document(merge_load_runs(
+      read_load_document(result_document(run_with_series(1))),
+      read_load_document(json::parse(json::serialize(result_document(run_with_series(2)))).as_object())));
+  EXPECT_EQ(json::serialize(merged.at("operations")), json::serialize(whole.at("operations")));
+  EXPECT_NE(
+      json::serialize(merged.at("operations").at("tag").at("latency").at("percentiles")),
+      json::serialize(result_document(run_with_series(1)).at("operations").at("tag").at("latency").at("percentiles")));
+}
+
+// A document of schema_version 1 (no intervals, no series per operation)
+// reads back, as a baseline or a shard; its percentiles get the binomial
+// interval, and a merge with a newer shard gives no block interval, saying why.
+TEST(LoadReadback, SchemaVersion1DocumentsStillRead) {
+  auto old = result_document(run_with_series(1));
+  old["schema_version"] = 1;
+  for (auto& [name, op] : old.at("operations").as_object()) {
+    op.as_object().erase("series");
+    op.at("latency").as_object().erase("percentiles");
+    op.at("latency_uncorrected").as_object().erase("percentiles");
+    for (auto& [outcome, latency] : op.at("by_outcome").as_object()) latency.as_object().erase("percentiles");
+  }
+  old.at("totals").at("lag").as_object().erase("percentiles");
+  const auto run = read_load_document(old);
+  const auto again = result_document(run);
+  const auto& p50 = again.at("operations").at("call").at("latency").at("percentiles").at("p50").as_object();
+  EXPECT_FALSE(p50.contains("blocks"));
+  EXPECT_EQ(p50.at("method"), "binomial");
+
+  const auto merged = result_document(merge_load_runs(run, read_load_document(result_document(run_with_series(2)))));
+  const auto& m50 = merged.at("operations").at("call").at("latency").at("percentiles").at("p50").as_object();
+  EXPECT_FALSE(m50.contains("blocks"));
+  EXPECT_NE(m50.at("note").as_string().find("holds 1,000 of the 2,000 samples"), std::string::npos) << m50;
+  EXPECT_EQ(m50.at("n").to_number<int>(), 2'000);
+}
+
 // A long run keeps a coarser series: at most kMaxSeriesPoints points, each the
 // exact merge of the seconds it spans; it reads back and merges as it was.
 TEST(LoadReadback, ALongRunsSeriesIsCoarsenedExactly) {
@@ -66,8 +165,8 @@ TEST(LoadReadback, ALongRunsSeriesIsCoarsenedExactly) {
   const std::size_t seconds = Stats::kMaxSeriesPoints * 3 + 7;  // needs a step of 4
   for (std::size_t t = 0; t < seconds; ++t)
     for (int i = 0; i < 3; ++i)
-      fine.record_second(static_cast<std::int64_t>(t) * 1'000'000'000 + i, 1000 + static_cast<std::int64_t>(t * 10 + i),
-                         i == 0);
+      fine.record_second(i == 2 ? OpKind::db_get : OpKind::get, static_cast<std::int64_t>(t) * 1'000'000'000 + i,
+                         1000 + static_cast<std::int64_t>(t * 10 + i), i == 0);
   fine.close_seconds();
   Stats coarse = fine;
   coarse.coarsen(Stats::kMaxSeriesPoints);
@@ -84,6 +183,10 @@ TEST(LoadReadback, ALongRunsSeriesIsCoarsenedExactly) {
     EXPECT_EQ(coarse.seconds[j].requests, requests) << j;
     EXPECT_EQ(coarse.seconds[j].errors, errors) << j;
     EXPECT_EQ(coarse.seconds[j].latency.quantile(0.99), want.quantile(0.99)) << j;
+    core::Histogram want_db_get;  // and each operation's series alike
+    for (std::size_t t = j * 4; t < std::min(seconds, j * 4 + 4); ++t)
+      want_db_get.merge(fine.ops[static_cast<std::size_t>(OpKind::db_get)].seconds[t].histogram());
+    EXPECT_EQ(coarse.ops[static_cast<std::size_t>(OpKind::db_get)].seconds[j].histogram(), want_db_get) << j;
   }
 
   auto run = synthetic_load_run(Scenario::get, 0);

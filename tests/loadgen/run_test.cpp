@@ -307,6 +307,15 @@ TEST_F(LoadRun, PerSecondSeriesIsPackedOnceTheRunEnds) {
     EXPECT_LE(latency.storage_bytes(), 6 * buckets + 16) << "second " << t << " with " << buckets << " buckets";
     EXPECT_EQ(latency.count(), r.stats.seconds[t].requests);
   }
+  // The operation's series holds every measured sample, each in a packed second.
+  const auto& get = r.stats.ops[static_cast<std::size_t>(OpKind::get)];
+  std::uint64_t held = 0;
+  for (const auto& second : get.seconds) {
+    EXPECT_TRUE(second.packed());
+    held += second.count();
+  }
+  EXPECT_EQ(held, get.count());
+  EXPECT_LE(get.seconds.size(), r.stats.seconds.size());
 }
 
 // ---------------------------------------------------------------- the per-second series
@@ -314,20 +323,25 @@ TEST_F(LoadRun, PerSecondSeriesIsPackedOnceTheRunEnds) {
 TEST(LoadSeries, PacksSecondsBehindTheNewestAndTakesLateAnswers) {
   constexpr std::int64_t kSecond = 1'000'000'000;
   Stats stats;
-  std::vector<core::Histogram> expected(20);
+  std::vector<core::Histogram> expected(20), expected_tag(20);  // the load's, the tag operation's
   for (std::int64_t t = 0; t < 20; ++t)
     for (std::int64_t k = 0; k < 200; ++k) {
       const std::int64_t latency = 20'000 + k * k * 37 + t;
-      stats.record_second(t * kSecond + k, latency, k % 10 == 0);
+      stats.record_second(k % 3 ? OpKind::get : OpKind::tag, t * kSecond + k, latency, k % 10 == 0);
       expected[static_cast<std::size_t>(t)].record(latency);
+      if (k % 3 == 0) expected_tag[static_cast<std::size_t>(t)].record(latency);
     }
   ASSERT_EQ(stats.seconds.size(), 20u);
   for (std::size_t t = 0; t < 20; ++t)
     EXPECT_EQ(stats.seconds[t].latency.packed(), t + Stats::kOpenSeconds <= 19) << "second " << t;
 
   // An answer that took five seconds is counted in the second it was due.
-  stats.record_second(2 * kSecond + 5, 5 * kSecond, true);
+  stats.record_second(OpKind::tag, 2 * kSecond + 5, 5 * kSecond, true);
   expected[2].record(5 * kSecond);
+  expected_tag[2].record(5 * kSecond);
+  const auto& tag = stats.ops[static_cast<std::size_t>(OpKind::tag)].seconds;
+  const auto& get = stats.ops[static_cast<std::size_t>(OpKind::get)].seconds;
+  EXPECT_TRUE(tag[2].packed());
   EXPECT_TRUE(stats.seconds[2].latency.packed());
   EXPECT_EQ(stats.seconds[2].requests, 201u);
   EXPECT_EQ(stats.seconds[2].errors, 21u);
@@ -339,6 +353,20 @@ TEST(LoadSeries, PacksSecondsBehindTheNewestAndTakesLateAnswers) {
     EXPECT_EQ(latency.histogram(), expected[t]) << "second " << t;
     EXPECT_EQ(latency.quantile(0.99), expected[t].quantile(0.99)) << "second " << t;
     EXPECT_EQ(json::serialize(latency.to_json()), json::serialize(expected[t].to_json())) << "second " << t;
+    // Each operation's series: its own samples, packed alike, adding up to the load's.
+    EXPECT_TRUE(tag[t].packed()) << "second " << t;
+    EXPECT_EQ(tag[t].histogram(), expected_tag[t]) << "second " << t;
+    EXPECT_EQ(get[t].count() + tag[t].count(), latency.count()) << "second " << t;
+  }
+
+  // A thread's statistics merged while its newest seconds are still open.
+  Stats open;
+  for (std::int64_t t = 0; t < 3; ++t) open.record_second(OpKind::tag, t * kSecond, 1'000 + t, false);
+  Stats into;
+  into.merge(open);
+  for (std::size_t t = 0; t < 3; ++t) {
+    EXPECT_EQ(into.ops[static_cast<std::size_t>(OpKind::tag)].seconds[t].count(), 1u) << "second " << t;
+    EXPECT_EQ(into.seconds[t].latency.count(), 1u) << "second " << t;
   }
 
   // Shards merge bucket by bucket, and the merged series stays packed.
@@ -351,6 +379,9 @@ TEST(LoadSeries, PacksSecondsBehindTheNewestAndTakesLateAnswers) {
     EXPECT_TRUE(merged.seconds[t].latency.packed());
     EXPECT_EQ(merged.seconds[t].latency.histogram(), twice) << "second " << t;
     EXPECT_EQ(merged.seconds[t].requests, 2 * stats.seconds[t].requests);
+    core::Histogram tag_twice = expected_tag[t];
+    tag_twice.merge(expected_tag[t]);
+    EXPECT_EQ(merged.ops[static_cast<std::size_t>(OpKind::tag)].seconds[t].histogram(), tag_twice) << "second " << t;
   }
 }
 

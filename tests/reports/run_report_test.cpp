@@ -165,8 +165,12 @@ TEST(RunDocument, PartsOfEveryKind) {
   foreign["kind"] = "poem";
   EXPECT_THROW(parts_of(foreign), std::runtime_error);
   foreign = doc;
-  foreign["schema_version"] = 2;
+  foreign["schema_version"] = 3;  // a version from after this crh
   EXPECT_THROW(parts_of(foreign), std::runtime_error);
+  foreign["schema_version"] = 0;
+  EXPECT_THROW(parts_of(foreign), std::runtime_error);
+  foreign["schema_version"] = 1;  // before percentile intervals: still read, as a baseline
+  EXPECT_EQ(parts_of(foreign).loads.size(), 2u);
 }
 
 // ---- the HTML report
