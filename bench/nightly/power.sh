@@ -13,7 +13,9 @@
 #     A timer costs more than its nominal µs (measured on this VM: +20 µs
 #     nominal added ~47 µs to one connection's p50), so the delay is then
 #     calibrated by measurement: up to --calibrate slowed nights, each on a
-#     copy, searching for the delay that moves that p50 by FRACTION.
+#     copy, searching for the delay that moves that p50 by FRACTION. The
+#     first timer is a step of its own (its wake-up and CPU): record the
+#     nights with nights.sh --delay-us B and pass --base-delay-us B.
 #  2. Step: TRIES tries, each one slowed night on its own copy of the record;
 #     counts how many the gate flags on that first night (exit 1 with a
 #     regressed figure or a change point beyond the limit).
@@ -29,6 +31,10 @@
 #   --calibrate K       at most K slowed nights to find the delay that moves the figure by FRACTION
 #                       (default 4; 0: the nominal FRACTION x p50)
 #   --delay-us N        the step's delay, no calibration (e.g. the one an earlier calibration found)
+#   --base-delay-us B   the --delay-us the record's nights were recorded with (nights.sh --delay-us B;
+#                       default 0): slowed nights get B + the delay, drift night i B + i x step. A
+#                       timer's fixed cost (its wake-up) is then in every night, and a slowdown is
+#                       only the added µs: recommended, or the first slowed night jumps by that cost
 #   --tries T           slowed single nights (default 5)
 #   --drift F           the drift's slowdown a night (default 0.05)
 #   --drift-nights M    drift nights (default 8)
@@ -38,7 +44,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir="" work_dir="" figure="" fraction=0.30 tries=5 drift=0.05 drift_nights=8 do_step=1 do_drift=1
-calibrate=4 tolerance=0.03 fixed_delay=""
+calibrate=4 tolerance=0.03 fixed_delay="" base=0
 pass=()  # to nights.sh
 run_args=()
 while [ $# -gt 0 ]; do
@@ -52,6 +58,7 @@ while [ $# -gt 0 ]; do
     --drift-nights) drift_nights=$2; shift 2 ;;
     --calibrate) calibrate=$2; shift 2 ;;
     --delay-us) fixed_delay=$2; calibrate=0; shift 2 ;;
+    --base-delay-us) base=$2; shift 2 ;;
     --skip-step) do_step=0; shift ;;
     --skip-drift) do_drift=0; shift ;;
     --crh|--port|--server-threads) pass+=("$1" "$2"); shift 2 ;;
@@ -88,6 +95,7 @@ delay_us=$(awk -v p="$p50_ns" -v f="$fraction" 'BEGIN { printf "%d", p * f / 100
 step_us=$(awk -v p="$p50_ns" -v f="$drift" 'BEGIN { printf "%d", p * f / 1000 + 0.5 }')
 [ -n "$fixed_delay" ] && delay_us=$fixed_delay
 nights_in=$(ls "$dir"/night-*.json | wc -l)
+[ "$base" = 0 ] || echo "power.sh: the record's nights had --delay-us $base; every delay below is added to it"
 echo "power.sh: record $dir: $nights_in nights, $(awk -F'\t' 'NR == 1 { print $5 }' "$work_dir/levels.tsv") comparable"
 echo "calibrated on the p50 of $figure: $(awk -v p="$p50_ns" 'BEGIN { printf "%.1f", p / 1000 }') µs;" \
   "step delay $fraction x = $delay_us µs, drift $drift x = $step_us µs a night"
@@ -103,7 +111,7 @@ echo "   the tries below measure it)"
 slowed_night() {  # name delay_us
   local copy="$work_dir/$1"
   cp -r "$dir" "$copy"
-  "$here/nights.sh" "${pass[@]}" --dir "$copy" --out "$copy.runs" --nights 1 --delay-us "$2" \
+  "$here/nights.sh" "${pass[@]}" --dir "$copy" --out "$copy.runs" --nights 1 --delay-us "$((base + $2))" \
     -- "${run_args[@]}" >"$copy.log" 2>&1 || { echo "power.sh: nights.sh failed, see $copy.log" >&2; tail -n 5 "$copy.log" >&2; exit 2; }
   tail -n 1 "$copy.runs/manifest.tsv"
 }
@@ -125,7 +133,7 @@ if [ "$calibrate" -gt 0 ] && [ "$do_step" = 1 ]; then
   for k in $(seq "$calibrate"); do
     IFS=$'\t' read -r _ _ code status _ _ _ _ doc < <(slowed_night "calibrate-$k" "$d")
     IFS=$'\t' read -r pct verdict < <(target_change "$doc")
-    echo "  delay $d µs: $figure p50 ${pct:0:6}% ($verdict; night exit $code)"
+    echo "  delay +$d µs: $figure p50 ${pct:0:6}% ($verdict; night exit $code)"
     [ "$pct" = nan ] && break
     s=$(awk -v p="$pct" 'BEGIN { print p / 100 }')
     err=$(awk -v s="$s" -v f="$fraction" 'BEGIN { e = s - f; print e < 0 ? -e : e }')
@@ -163,7 +171,7 @@ figure_table() {  # documents...
 # --- 2. a step of FRACTION, TRIES times, each on a fresh copy ------------------
 if [ "$do_step" = 1 ]; then
   echo
-  echo "step: $tries tries of one night slowed by $delay_us µs, each on a copy of the record"
+  echo "step: $tries tries of one night slowed by $delay_us µs (--delay-us $((base + delay_us))), each on a copy of the record"
   flagged=0 target_flagged=0
   docs=()
   for t in $(seq "$tries"); do
@@ -186,10 +194,11 @@ fi
 # --- 3. a drift of DRIFT a night ----------------------------------------------
 if [ "$do_drift" = 1 ]; then
   echo
-  echo "drift: $drift_nights nights, night i slowed by i x $step_us µs (i x $drift of the p50 of $figure), on a copy"
+  echo "drift: $drift_nights nights, night i slowed by i x $step_us µs (i x $drift of the p50 of $figure, or of the calibrated delay / $fraction), on a copy"
   copy="$work_dir/drift"
   cp -r "$dir" "$copy"
-  "$here/nights.sh" "${pass[@]}" --dir "$copy" --out "$copy.runs" --nights "$drift_nights" --drift-step-us "$step_us" \
+  "$here/nights.sh" "${pass[@]}" --dir "$copy" --out "$copy.runs" --nights "$drift_nights" --delay-us "$base" \
+    --drift-step-us "$step_us" \
     -- "${run_args[@]}" >"$copy.log" 2>&1 || { echo "power.sh: nights.sh failed, see $copy.log" >&2; tail -n 5 "$copy.log" >&2; exit 2; }
   declare -A index_of=()
   first_flag="" named=""
