@@ -22,7 +22,13 @@ std::string badge(const std::string& outcome) {
   std::string label = outcome;
   std::transform(label.begin(), label.end(), label.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return "<span class=\"badge o-" + esc(outcome) + "\">" + esc(label) + "</span>";
+  return "<span class=\"badge o-" + class_name(outcome) + "\">" + esc(label) + "</span>";
+}
+
+std::string class_name(std::string_view s) {
+  std::string out;
+  for (char c : s) out.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '-' ? c : '-');
+  return out;
 }
 
 }  // namespace html
@@ -46,7 +52,7 @@ body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#
 h1{font-size:24px;margin:18px 0 4px}h2{font-size:19px;margin:32px 0 8px;border-bottom:2px solid #d0d7de;padding-bottom:4px}
 h3{font-size:16px;margin:20px 0 6px}p.meta{color:#57606a;margin:0 0 12px}
 .verdict{border-radius:6px;padding:12px 16px;margin:12px 0;border:2px solid}
-.verdict.passed{background:#dafbe1;border-color:#1a7f37}.verdict.failed,.verdict.unreachable,.verdict.untested,.verdict.incomplete{background:#ffebe9;border-color:#cf222e}
+.verdict.passed{background:#dafbe1;border-color:#1a7f37}.verdict.inconclusive,.verdict.unreliable{background:#fff8c5;border-color:#9a6700}.verdict.failed,.verdict.unreachable,.verdict.untested,.verdict.incomplete{background:#ffebe9;border-color:#cf222e}
 .verdict strong{font-size:18px}.verdict ul{margin:6px 0 0 0;padding-left:20px}
 nav{background:#f6f8fa;border:1px solid #d0d7de;border-radius:6px;padding:8px 14px;margin:10px 0}nav a{margin-right:14px}
 table{border-collapse:collapse;margin:8px 0 14px;font-size:13px}th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
@@ -54,7 +60,10 @@ th{background:#f6f8fa}td.wide{min-width:240px}td.n,th.n{text-align:right;font-va
 tr.regressed td{background:#ffebe9}tr.regressed td.mark,.bad{color:#cf222e;font-weight:bold}.good{color:#1a7f37}
 .badge{display:inline-block;border-radius:10px;padding:0 7px;font-size:11px;font-weight:bold;color:#fff;background:#57606a;white-space:nowrap}
 .o-pass,.o-passed,.o-held{background:#1a7f37}.o-fail,.o-failed,.o-breached,.o-unreachable,.o-incomplete{background:#cf222e}.o-warn{background:#9a6700}
-.o-skip,.o-uncovered{background:#8c959f}.o-indeterminate{background:#8250df}
+.o-skip,.o-uncovered,.o-no-change{background:#8c959f}.o-indeterminate{background:#8250df}
+.o-regressed{background:#cf222e}.o-improved{background:#1a7f37}.o-inconclusive,.o-unreliable,.o-not-backed{background:#9a6700}
+.ci{font-size:11px;color:#57606a}.nb-why{white-space:normal;display:inline-block;max-width:11em}.notbacked{font-size:11px;color:#9a6700;font-weight:bold}tr.inconclusive td{background:#fff8c5}
+svg.strip{vertical-align:middle;max-width:none;width:160px;height:18px}
 a.chip{display:inline-block;margin:1px 2px;padding:0 5px;border-radius:4px;font-size:11px;text-decoration:none;color:#fff}
 pre{background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:6px 8px;white-space:pre-wrap;word-break:break-all;font-size:12px;margin:4px 0}
 .check{border:1px solid #d0d7de;border-radius:6px;padding:6px 10px;margin:6px 0}.check.o-fail-box{border-color:#cf222e;border-width:2px}
@@ -68,6 +77,16 @@ svg .legend-box{paint-order:stroke}
 .muted{color:#57606a}
 @media print{nav{display:none}body{max-width:none}.check,figure.chart,table{break-inside:avoid}details{display:block}}
 )";
+
+}  // namespace
+
+std::string html::page_start(const std::string& title) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>" +
+         esc(title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+}
+
+namespace {
 
 // ---- sections
 
@@ -85,55 +104,6 @@ std::string verdict_section(const DocView& doc) {
   }
   for (const auto& s : doc[k::run::skipped].items()) out += "<p class=\"muted\">left out: " + esc(s.str()) + "</p>";
   return out + "</div>\n";
-}
-
-std::string figure_row(const DocView& f, double limit) {
-  namespace g = k::figure;
-  const bool regressed = f[g::regressed].boolean();
-  const auto change = f[g::change_pct].maybe_num();  // null: the baseline was 0
-  const std::string change_text = change ? (*change >= 0 ? "+" : "") + fixed(*change, 1) + "%" : std::string("new");
-  const auto worse = f[g::worse_pct].maybe_num();
-  const bool better = worse && *worse < 0;
-  const std::string unit = f[g::unit].str();
-  const std::string note = f.find(g::note).str();
-  return std::string("<tr") + (regressed ? " class=\"regressed\"" : "") + "><td>" + esc(f[g::scenario].str()) +
-         "</td><td>" + esc(f[g::operation].str()) + "</td><td>" + esc(f[g::figure].str()) + "</td><td class=\"n\">" +
-         esc(format_figure(unit, f[g::baseline].num())) + "</td><td class=\"n\">" +
-         esc(format_figure(unit, f[g::current].num())) + "</td><td class=\"n" +
-         (regressed ? " bad"
-          : better  ? " good"
-                    : "") +
-         "\">" + esc(change_text) + "</td><td class=\"mark\">" +
-         (regressed      ? "REGRESSED (worse than the " + fixed(limit, 1) + "% limit)"
-          : note.empty() ? "within the limit"
-                         : esc(note)) +
-         "</td></tr>\n";
-}
-
-std::string comparison_section(const DocView& c) {
-  namespace cmp = k::comparison;
-  const auto base = c[cmp::baseline];
-  const double limit = c[cmp::max_regression_pct].num();
-  const double regressions = c[cmp::regressions].num();
-  // The comparison says how much an error rate must rise besides (absent in older documents: recorded).
-  const auto rise = c[cmp::min_error_rate_rise].maybe_num();
-  std::string out = "<h2 id=\"comparison\">Comparison with the baseline</h2>\n<p>Baseline: <code>" +
-                    esc(base[k::baseline::file].str()) + "</code>, run " + esc(base[k::baseline::started_at].str()) +
-                    " against " + esc(base[k::baseline::base_url].str()) + ". Limit: a figure may worsen by at most " +
-                    fixed(limit, 1) + "% (latency up, throughput down" +
-                    (rise ? "; an error rate also by at least " + fixed(*rise * 100, 1) + " percentage point" : "") +
-                    "). " + "<strong class=\"" + std::string(regressions > 0 ? "bad" : "good") + "\">" +
-                    whole(regressions) + " figure(s) regressed.</strong></p>\n";
-  for (const auto& n : c[cmp::notes].items()) out += "<p class=\"muted\">note: " + esc(n.str()) + "</p>\n";
-  out +=
-      "<table><tr><th>scenario</th><th>operation</th><th>figure</th>"
-      "<th class=\"n\">baseline</th><th class=\"n\">now</th><th class=\"n\">change</th><th>status</th></tr>\n";
-  // Regressions first, then the rest in document order.
-  const auto figures = c[cmp::figures].items();
-  for (const bool regressed : {true, false})
-    for (const auto& f : figures)
-      if (f[k::figure::regressed].boolean() == regressed) out += figure_row(f, limit);
-  return out + "</table>\n";
 }
 
 std::string coverage_section(const DocView& contract) {
@@ -273,10 +243,7 @@ std::string html_report(const json::object& run_document) {
   const std::string base_url = target[k::target::base_url].str();
 
   std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n<title>crh report: " +
-      esc(doc[k::envelope::verdict][k::verdict::status].str()) + ", " + esc(base_url) + "</title>\n<style>" + kStyle +
-      "</style>\n</head>\n<body>\n";
+      html::page_start("crh report: " + doc[k::envelope::verdict][k::verdict::status].str() + ", " + base_url);
   out += "<h1>crh report</h1>\n<p class=\"meta\">" + esc(base_url) + ", channel " +
          esc(target[k::target::channel].str()) +
          (target[k::target::embedded].boolean() ? " (the embedded reference service)" : "") + "; started " +
@@ -284,7 +251,9 @@ std::string html_report(const json::object& run_document) {
          " s; " + esc(tool[k::tool::name].str()) + " " + esc(tool[k::tool::version].str()) + "</p>\n";
   out += verdict_section(doc);
   out += "<nav>";
-  if (comparison.is_object()) out += "<a href=\"#comparison\">baseline</a>";
+  if (comparison.is_object())
+    out += std::string("<a href=\"#comparison\">") +
+           (comparison.find("mode").str() == "nights" ? "nights" : "baseline") + "</a>";
   if (contract.is_object())
     out += "<a href=\"#contract\">contract</a><a href=\"#coverage\">rule coverage</a><a href=\"#checks\">checks</a>";
   for (const auto& l : loads) {
@@ -294,7 +263,7 @@ std::string html_report(const json::object& run_document) {
   out += "<a href=\"#configuration\">configuration</a></nav>\n";
   for (const auto& p : doc[k::run::problems].items())
     out += "<p class=\"bad\">could not run: " + esc(p.str()) + "</p>\n";
-  if (comparison.is_object()) out += comparison_section(comparison);
+  if (comparison.is_object()) out += html::comparison_section(comparison);
   if (contract.is_object()) out += contract_section(contract);
   for (const auto& l : loads) out += html::load_section(l);
   out += capture_html(doc.find(k::live_capture::section), true);  // crh run: one capture of the whole run

@@ -9,6 +9,7 @@
 #include "core/histogram.hpp"
 #include "core/result_keys.hpp"
 #include "reports/html_parts.hpp"
+#include "reports/intervals.hpp"
 #include "reports/svg.hpp"
 #include "reports/text.hpp"
 
@@ -81,7 +82,21 @@ std::string load_intro(const DocView& load, const std::string& scenario, bool op
   return out;
 }
 
-// A row per operation, and their latency by percentile.
+// A percentile's cell: its value over its interval, or marked not backed.
+std::string percentile_cell(const ShownPercentile& p) {
+  const std::string value = esc(format_ns(p.value));
+  if (!p.backed)
+    return "<td class=\"n\">" + value + "<br/><span class=\"notbacked\" title=\"" + esc(not_backed_text(p)) +
+           "\">not backed</span><br/><span class=\"ci nb-why\">" + esc(not_backed_text(p)) + "</span></td>";
+  const std::string interval = interval_text(p.value, p.lower, p.upper, format_ns);
+  return "<td class=\"n\">" + value +
+         (interval.empty() ? "" : "<br/><span class=\"ci\" title=\"95% interval, " + esc(p.method) +
+                                      (p.blocks_absent ? " (fewer than 10 blocks)" : "") + "\">" + esc(interval) +
+                                      "</span>") +
+         "</td>";
+}
+
+// A row per operation, and their latency by percentile with the intervals.
 std::string operations_table(const DocView& load, const std::string& scenario, bool open_loop) {
   namespace o = k::operation;
   std::string out =
@@ -90,6 +105,7 @@ std::string operations_table(const DocView& load, const std::string& scenario, b
       "<th class=\"n\">p99.9</th><th class=\"n\">max</th><th class=\"n\">mean</th>" +
       std::string(open_loop ? "<th class=\"n\">p99 from send</th>" : "") + "<th>answers besides 200</th></tr>\n";
   LineChart curves = percentile_chart("Latency by percentile, " + scenario, "latency");
+  bool intervals = false;
   for (const auto& [name, op] : load[k::load::operations].fields()) {
     const auto l = op[o::latency];
     std::string detail;
@@ -99,15 +115,55 @@ std::string operations_table(const DocView& load, const std::string& scenario, b
     out += "<tr><td>" + esc(name) + "</td><td class=\"n\">" + whole(op[o::count].num()) + "</td><td class=\"n\">" +
            fixed(op[o::rate].num(), 0) + "/s</td><td class=\"n" + (op[o::errors].num() > 0 ? " bad" : "") + "\">" +
            whole(op[o::errors].num()) + "</td><td class=\"n\">" + whole(op[o::refusals].num()) + "</td>";
-    for (auto key : {k::latency::p50_ns, k::latency::p90_ns, k::latency::p99_ns, k::latency::p999_ns,
-                     k::latency::max_ns, k::latency::mean_ns})
+    ChartSeries curve{name, percentile_curve(l), false};
+    for (const auto& p : percentiles_of(l)) {
+      out += percentile_cell(p);
+      if (p.has_interval()) curve.whiskers.push_back({nines(p.q), *p.lower / 1e6, *p.upper / 1e6, !p.backed});
+    }
+    intervals |= has_intervals(l);
+    for (auto key : {k::latency::max_ns, k::latency::mean_ns})
       out += "<td class=\"n\">" + esc(format_ns(l[key].num())) + "</td>";
     if (open_loop)
       out += "<td class=\"n\">" + esc(format_ns(op[o::latency_uncorrected][k::latency::p99_ns].num())) + "</td>";
     out += "<td>" + detail + "</td></tr>\n";
-    curves.series.push_back({name, percentile_curve(l), false});
+    curves.series.push_back(std::move(curve));
   }
-  return out + "</table>\n" + line_chart(curves);
+  out += "</table>\n";
+  out += intervals ? "<p class=\"muted\">" + esc(kIntervalLegend) +
+                         "; the whiskers on the curves are these intervals. A percentile with fewer than 10 samples "
+                         "beyond it is <span class=\"notbacked\">not backed</span>: shown, never failing a "
+                         "comparison.</p>\n"
+                   : "<p class=\"muted\">No percentile intervals: the document was written by an older crh.</p>\n";
+  return out + line_chart(curves);
+}
+
+// `crh run --repeat K`: each repetition's own figures (the tables above are
+// of their merged histograms), so that their spread shows.
+std::string repetitions_table(const DocView& load) {
+  const auto reps = load.find(k::repetition::repetitions).items();
+  if (reps.empty()) return {};
+  std::vector<std::string> ops;
+  for (const auto& [name, op] : reps.front()[k::repetition::operations].fields()) ops.push_back(name);
+  std::string out = "<h3>Repetitions</h3>\n<p class=\"muted\">The load ran " + std::to_string(reps.size()) +
+                    " times, interleaved with the other loads; the figures above are of the repetitions' merged "
+                    "histograms, a night's figure is the median of these.</p>\n<table><tr><th>repetition</th>"
+                    "<th>verdict</th><th class=\"n\">throughput</th><th class=\"n\">error rate</th>";
+  for (const auto& op : ops) out += "<th class=\"n\">" + esc(op) + " p50 / p99</th>";
+  out += "</tr>\n";
+  for (const auto& r : reps) {
+    const auto totals = r[k::repetition::totals];
+    out += "<tr><td>" + whole(r[k::repetition::index].num()) + "</td><td>" +
+           badge(r.find(k::envelope::verdict).find(k::verdict::status).str()) + "</td><td class=\"n\">" +
+           fixed(totals[k::totals::achieved_rate].num(), 0) + "/s</td><td class=\"n\">" +
+           percent(totals[k::totals::error_rate].num()) + "</td>";
+    for (const auto& op : ops) {
+      const auto l = r[k::repetition::operations].find(op).find(k::operation::latency);
+      out += "<td class=\"n\">" + esc(format_ns(l.find(k::latency::p50_ns).num())) + " / " +
+             esc(format_ns(l.find(k::latency::p99_ns).num())) + "</td>";
+    }
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
 }
 
 // Over time: latency of all operations per point (a second, or more in a
@@ -323,7 +379,8 @@ std::string load_section(const DocView& load) {
   const std::string scenario = load[k::envelope::config][k::load_config::scenario].str();
   const bool open_loop = load[k::load::totals][k::totals::intended_rate].num() > 0;
   std::string out =
-      load_intro(load, scenario, open_loop) + operations_table(load, scenario, open_loop) + time_charts(load, scenario);
+      load_intro(load, scenario, open_loop) + operations_table(load, scenario, open_loop) + repetitions_table(load) +
+      time_charts(load, scenario);
   if (const auto race = load.find(k::load::race); race.is_object()) out += race_section(race);
   // Another scenario's violations (a tag refused while its history shows an
   // alias free) sit at the top of the load, under the race's names.

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/result_keys.hpp"
+#include "reports/comparison_view.hpp"
 #include "reports/rerun.hpp"
 #include "reports/text.hpp"
 
@@ -265,31 +266,46 @@ std::string load_suite(const DocView& load, Totals& totals) {
   return suite_xml("load." + scenario, suite, timestamp_of(load), totals);
 }
 
-// A testcase per compared figure, failing where it regressed beyond the limit.
+// A testcase per compared figure: a failure where it regressed, skipped with
+// the reason where the data could not tell (inconclusive, not backed); and a
+// testcase per change point, failing when its level is beyond the limit.
 std::string regression_suite(const DocView& comparison, const std::string& timestamp, Totals& totals) {
-  namespace g = k::figure;
+  const ShownComparison c = read_comparison(comparison);
   Suite suite;
-  const double limit = comparison[k::comparison::max_regression_pct].num();
-  for (const auto& fig : comparison[k::comparison::figures].items()) {
+  auto add = [&suite](const std::string& name, const std::string& verdict, const std::string& line) {
     ++suite.tests;
-    const std::string unit = clean(fig[g::unit]), what = clean(fig[g::figure]), op = clean(fig[g::operation]);
-    const std::string scenario = clean(fig[g::scenario]);
-    const auto change_pct = fig[g::change_pct].maybe_num();  // null: the baseline was 0
-    const std::string change = change_pct ? fixed(*change_pct, 1) + "%" : "new";
-    const std::string line =
-        what + " of " + op + " (" + scenario + " load) was " + format_figure(unit, fig[g::baseline].num()) +
-        " in the baseline and is " + format_figure(unit, fig[g::current].num()) + " now (" +
-        (change[0] == '-' || change == "new" ? "" : "+") + change + "; limit " + fixed(limit, 1) + "% worse)";
-    suite.cases += "    <testcase classname=\"crh.regressions\" name=\"" +
-                   xml_escape(scenario + " " + op + " " + what) + "\" time=\"0\">\n";
-    if (fig[g::regressed].boolean()) {
+    suite.cases += "    <testcase classname=\"crh.regressions\" name=\"" + xml_escape(name) + "\" time=\"0\">\n";
+    if (verdict == "regressed") {
       ++suite.failures;
       suite.cases += "      <failure type=\"regression\" message=\"" + xml_escape(line) + "\"/>\n";
+    } else if (verdict == "inconclusive" || verdict == "not backed") {
+      ++suite.skipped;
+      suite.cases += "      <skipped message=\"" + xml_escape(verdict + ": " + line) + "\"/>\n";
     } else {
       suite.cases += "      <system-out>" + xml_escape(line) + "</system-out>\n";
     }
     suite.cases += "    </testcase>\n";
+  };
+  for (const auto& f : c.figures) {
+    std::string line = f.figure + " of " + f.operation + " (" + f.scenario + " load) ";
+    if (c.nights) {
+      line += "is " + f.current_text() + " tonight against " + f.format(f.reference) +
+              (f.band_text().empty() ? "" : " (the nights' band " + f.band_text() + ")") + ", " + f.change_text() +
+              "; limit " + fixed(c.limit_pct, 1) + "% worse" +
+              (f.min_detectable_pct ? "; detectable from " + fixed(*f.min_detectable_pct, 0) + "%" : "") +
+              (f.reason.empty() ? "" : ": " + f.reason);
+    } else {
+      line += "was " + f.format(f.reference) + " in the baseline and is " + f.current_text() + " now (" +
+              f.change_text() + "; limit " + fixed(c.limit_pct, 1) + "% worse)";
+    }
+    add(f.name(), f.verdict, line);
   }
+  for (const auto& p : c.change_points)
+    add("change point: " + p.scenario + " " + p.operation + " " + p.figure, p.beyond_limit ? "regressed" : "",
+        "a new level from night " + p.night + ": " + format_figure(p.unit, p.before) + " before, " +
+            format_figure(p.unit, p.after) + " after" +
+            (p.change_pct ? " (" + signed_percent(*p.change_pct) + ")" : "") +
+            (p.beyond_limit ? ", beyond the limit of " + fixed(c.limit_pct, 1) + "%" : ""));
   return suite_xml("regressions", suite, timestamp, totals);
 }
 

@@ -6,6 +6,7 @@
 
 #include "reports/capture_section.hpp"
 #include "core/result_keys.hpp"
+#include "reports/intervals.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
@@ -25,7 +26,17 @@ std::string left(std::string s, std::size_t width) {
 
 bool open_loop_of(const DocView& doc) { return doc[k::load::totals][k::totals::intended_rate].num() > 0; }
 
-// A row per operation, with the answers besides 200 under it.
+// A percentile's cell: its value, "*" when not backed.
+std::string percentile_cell(const ShownPercentile& p) { return format_ns(p.value) + (p.backed ? "" : "*"); }
+
+// Under an operation's row: each percentile with its interval.
+std::string interval_line(const std::vector<ShownPercentile>& ps) {
+  std::string out = left("", 13) + "  95%:";
+  for (const auto& p : ps) out += "  " + p.name + " " + percentile_text(p);
+  return out + "\n";
+}
+
+// A row per operation, with its percentiles' intervals and the answers besides 200 under it.
 std::string operations_table(const DocView& doc) {
   namespace l = k::latency;
   namespace o = k::operation;
@@ -33,24 +44,55 @@ std::string operations_table(const DocView& doc) {
   std::string out = left("operation", 13) + right("count", 9) + right("rate/s", 10) + right("errors", 8) +
                     right("refused", 9) + right("p50", 10) + right("p90", 10) + right("p99", 10) + right("p99.9", 10) +
                     right("max", 10) + right("mean", 10) + (open_loop ? right("p99 sent", 11) : "") + "\n";
+  bool intervals = false, not_backed = false;
   for (const auto& [name, op] : doc[k::load::operations].fields()) {
     const auto lat = op[o::latency];
+    const auto ps = percentiles_of(lat);
     out += left(clean(name), 13) + right(fixed(op[o::count].num(), 0), 9) + right(fixed(op[o::rate].num(), 0), 10) +
-           right(fixed(op[o::errors].num(), 0), 8) + right(fixed(op[o::refusals].num(), 0), 9) +
-           right(format_ns(lat[l::p50_ns].num()), 10) + right(format_ns(lat[l::p90_ns].num()), 10) +
-           right(format_ns(lat[l::p99_ns].num()), 10) + right(format_ns(lat[l::p999_ns].num()), 10) +
-           right(format_ns(lat[l::max_ns].num()), 10) + right(format_ns(lat[l::mean_ns].num()), 10) +
+           right(fixed(op[o::errors].num(), 0), 8) + right(fixed(op[o::refusals].num(), 0), 9);
+    for (const auto& p : ps) out += right(percentile_cell(p), 10);
+    out += right(format_ns(lat[l::max_ns].num()), 10) + right(format_ns(lat[l::mean_ns].num()), 10) +
            (open_loop ? right(format_ns(op[o::latency_uncorrected][l::p99_ns].num()), 11) : "") + "\n";
+    if (has_intervals(lat)) {
+      intervals = true;
+      out += interval_line(ps);
+      for (const auto& p : ps) not_backed |= !p.backed;
+    }
     std::string detail;
     for (const auto& [code, n] : op[o::statuses].fields())
       if (code != "200") detail += " HTTP " + clean(code) + "×" + fixed(n.num(), 0);
     for (const auto& [why, n] : op[o::failures].fields()) detail += " " + clean(why) + "×" + fixed(n.num(), 0);
     if (!detail.empty()) out += left("", 13) + "  answers besides 200:" + detail + "\n";
   }
+  if (intervals)
+    out += std::string(kIntervalLegend) +
+           (not_backed ? "\n* not backed: fewer than 10 samples beyond the percentile; it never fails a comparison" : "") +
+           "\n";
+  else if (!doc[k::load::operations].fields().empty())
+    out += "(no percentile intervals: the document was written by an older crh)\n";
   if (open_loop)
     out +=
         "Latency is measured from when each request was due (no coordinated omission); "
         "\"p99 sent\" is the uncorrected figure, from when it was sent.\n";
+  return out;
+}
+
+// `crh run --repeat K`: a line per repetition (the table above is of their merged histograms).
+std::string repetition_lines(const DocView& doc) {
+  const auto reps = doc.find(k::repetition::repetitions).items();
+  if (reps.empty()) return {};
+  std::string out = "repetitions (the table above is of their merged histograms; a night's figure is their median):\n";
+  for (const auto& r : reps) {
+    const auto totals = r[k::repetition::totals];
+    out += "  " + fixed(r[k::repetition::index].num(), 0) + ": " + fixed(totals[k::totals::achieved_rate].num(), 0) +
+           "/s, errors " + fixed(totals[k::totals::error_rate].num() * 100, 2) + "%";
+    for (const auto& [name, op] : r[k::repetition::operations].fields()) {
+      const auto l = op.find(k::operation::latency);
+      out += "; " + clean(name) + " p50 " + format_ns(l.find(k::latency::p50_ns).num()) + " p99 " +
+             format_ns(l.find(k::latency::p99_ns).num());
+    }
+    out += "\n";
+  }
   return out;
 }
 
@@ -174,9 +216,10 @@ std::string verdict_lines(const DocView& doc, const TerminalStyle& style) {
   for (const auto& p : doc[k::load::restore_problems].items()) out += "not restored: " + clean(p) + "\n";
   if (verdict[k::verdict::interrupted].boolean()) out += "interrupted: the figures cover the time until Ctrl-C\n";
   out += shard_lines(doc, style);
-  const bool passed = clean(verdict[k::verdict::status]) == "passed";
-  out += "verdict: " + (passed ? paint(style.color, "PASSED", "1;32") : paint(style.color, "FAILED", "1;31")) + " (" +
-         clean(verdict[k::verdict::reason]) + ")\n";
+  const std::string status = clean(verdict[k::verdict::status]);
+  out += "verdict: " + paint(style.color, status == "passed" || could_not_tell(status) ? status_label(status) : "FAILED",
+                             status_color(status)) +
+         " (" + clean(verdict[k::verdict::reason]) + ")\n";
   return out;
 }
 
@@ -188,7 +231,7 @@ std::string load_summary(const DocView& doc, const TerminalStyle& style) {
                     clean(target[k::target::base_url]) + ", channel " + clean(target[k::target::channel]) +
                     (target[k::target::embedded].boolean() ? " (the embedded reference service)" : "") + "; " +
                     fixed(doc[k::load::totals][k::totals::measured_s].num(), 1) + " s measured\n\n";
-  if (!style.quiet) out += operations_table(doc);
+  if (!style.quiet) out += operations_table(doc) + repetition_lines(doc);
   if (const auto wire = doc.find(k::load::wire); wire && !style.quiet) out += wire_section(doc, wire);
   if (const auto race = doc.find(k::load::race)) out += race_section(race, style);
   else if (doc.find(k::race::violation_count).num() > 0) out += "\n" + violation_lines(doc, style);

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include "reports/capture_section.hpp"
+#include "reports/comparison_view.hpp"
 #include "reports/load_terminal.hpp"
 #include "core/result_keys.hpp"
 #include "reports/text.hpp"
@@ -14,35 +15,58 @@ namespace k = core::keys;
 using core::DocView;
 namespace {
 
-std::string figure_line(const DocView& f) {
-  namespace g = k::figure;
-  const std::string unit = clean(f[g::unit]);
-  const auto change = f[g::change_pct].maybe_num();  // null: the baseline was 0
-  const std::string change_text = change ? (*change >= 0 ? "+" : "") + fixed(*change, 1) + "%" : "new";
-  return clean(f[g::scenario]) + " " + clean(f[g::operation]) + " " + clean(f[g::figure]) + ": " +
-         format_figure(unit, f[g::baseline].num()) + " → " + format_figure(unit, f[g::current].num()) + " (" +
-         change_text + ")";
+// "race call p99: 1.52 ms [1.47, 1.58] against 1.20 ms (nights [1.12, 1.29]), +26.7% [+22.1, +31.0%]; ..."
+std::string figure_line(const ShownFigure& f, bool nights) {
+  std::string out = f.name() + ": ";
+  if (!nights) out += f.format(f.reference) + " → " + f.current_text() + " (" + f.change_text() + ")";
+  else {
+    out += f.current_text() + (f.backed ? "" : " not backed") + " against " + f.format(f.reference);
+    if (const auto band = f.band_text(); !band.empty()) out += " (nights " + band + ")";
+    out += ", " + f.change_text();
+  }
+  if (f.min_detectable_pct) out += "; detectable from " + fixed(*f.min_detectable_pct, 0) + "%";
+  return out;
 }
 
-std::string comparison_lines(const DocView& c, const TerminalStyle& style) {
-  namespace g = k::figure;
-  const double limit = c[k::comparison::max_regression_pct].num();
-  const auto base = c[k::comparison::baseline];
-  std::string out = "\ncomparison with the baseline " + clean(base[k::baseline::file]) + " (" +
-                    clean(base[k::baseline::started_at]) + "), limit " + fixed(limit, 1) + "% worse:\n";
+// The label of a verdict: "REGRESSED" in red, "INCONCLUSIVE" in amber, the others plain.
+std::string verdict_label(const std::string& verdict, const TerminalStyle& style) {
+  const std::string label = status_label(verdict) + " ";
+  if (verdict == "regressed") return paint(style.color, label, "1;31");
+  return verdict == "inconclusive" ? paint(style.color, label, "1;33") : label;
+}
+
+std::string comparison_lines(const DocView& doc, const TerminalStyle& style) {
+  const ShownComparison c = read_comparison(doc);
+  std::string out = "\n" + comparison_heading(c) + ":\n";
+  if (c.nights)
+    out += "  " + std::to_string(c.regressions) + " regressed, " + std::to_string(c.inconclusive) +
+           " inconclusive\n";
+  for (const auto& why : c.unreliable) out += "  " + paint(style.color, "UNRELIABLE", "1;33") + " " + why + "\n";
   std::size_t within = 0;
-  for (const auto& f : c[k::comparison::figures].items()) {
-    if (f[g::regressed].boolean()) {
-      out += "  " + paint(style.color, "REGRESSED", "1;31") + " " + figure_line(f) + "\n";
-    } else if (style.verbose) {
-      const std::string note = clean(f.find(g::note));
-      out += "  ok        " + figure_line(f) + (note.empty() ? "" : " [" + note + "]") + "\n";
-    } else {
+  for (const auto& f : c.figures) {
+    // Regressed and inconclusive figures always; the rest when verbose.
+    if (verdict_rank(f.verdict) > 1 && !style.verbose) {
       ++within;
+      continue;
     }
+    out += "  " + verdict_label(f.verdict, style) + figure_line(f, c.nights);
+    if (verdict_rank(f.verdict) <= 1 && !f.reason.empty()) out += "\n    " + f.reason;
+    else if (!f.note.empty()) out += " [" + f.note + "]";
+    out += "\n";
   }
-  if (within) out += "  " + std::to_string(within) + " other figure(s) within the limit (--verbose lists them)\n";
-  for (const auto& n : c[k::comparison::notes].items()) out += "  note: " + clean(n) + "\n";
+  for (const auto& p : c.change_points)
+    out += "  " + paint(style.color, p.beyond_limit ? "CHANGE POINT" : "change point", p.beyond_limit ? "1;31" : "0") +
+           "  " + p.scenario + " " + p.operation + " " + p.figure + " from night " + p.night +
+           (p.started_at.empty() ? "" : " (" + p.started_at + ")") + ": " + format_figure(p.unit, p.before) +
+           " → " + format_figure(p.unit, p.after) +
+           (p.change_pct ? " (" + signed_percent(*p.change_pct) + ")" : "") +
+           (p.beyond_limit ? ", beyond the limit" : "") + "\n";
+  for (const auto& ch : c.changes)
+    out += "  " + ch.what + " changed on night " + ch.night + ": " + ch.from + " → " + ch.to + "\n";
+  if (within)
+    out += "  " + std::to_string(within) + " other figure(s) " +
+           (c.nights ? "not regressed, not inconclusive" : "within the limit") + " (--verbose lists them)\n";
+  for (const auto& n : c.notes) out += "  note: " + n + "\n";
   return out;
 }
 
@@ -67,7 +91,7 @@ std::string closing_lines(const DocView& doc, const TerminalStyle& style) {
     out += paint(style.color, "could not run", "1;31") + ": " + clean(p) + "\n";
   const auto verdict = doc[k::envelope::verdict];
   const std::string status = clean(verdict[k::verdict::status]);
-  out += "verdict of the run: " + paint(style.color, status_label(status), status == "passed" ? "1;32" : "1;31") +
+  out += "verdict of the run: " + paint(style.color, status_label(status), status_color(status)) +
          " (" + clean(verdict[k::verdict::reason]) + ")\n";
   return out;
 }

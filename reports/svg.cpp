@@ -66,14 +66,45 @@ std::string series_color(std::size_t i) {
 
 double nines(double q) { return q >= 1 ? 6 : -std::log10(1 - q); }
 
+namespace {
+
+// The colour of a marker's kind.
+const char* marker_color(const std::string& kind) {
+  return kind == "change-point" ? "#cf222e" : kind == "accepted" ? "#1a7f37" : kind == "version" ? "#8250df" : "#9a6700";
+}
+
+std::string whisker(double x, double y0, double y1, const std::string& color, bool faint) {
+  const std::string attrs = "\" stroke=\"" + color + "\" stroke-width=\"1.5\"" +
+                            (faint ? " stroke-dasharray=\"3 2\"" : "") + "/>";
+  return "<g class=\"whisker\"><line x1=\"" + num(x) + "\" y1=\"" + num(y0) + "\" x2=\"" + num(x) + "\" y2=\"" +
+         num(y1) + attrs + "<line x1=\"" + num(x - 4) + "\" y1=\"" + num(y0) + "\" x2=\"" + num(x + 4) + "\" y2=\"" +
+         num(y0) + attrs + "<line x1=\"" + num(x - 4) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x + 4) + "\" y2=\"" +
+         num(y1) + attrs + "</g>";
+}
+
+std::string circle(double x, double y, const std::string& color, const PointMark* mark) {
+  const bool hollow = mark && mark->hollow;
+  std::string out = "<circle class=\"point" + std::string(hollow ? " hollow" : "") + "\" cx=\"" + num(x) + "\" cy=\"" +
+                    num(y) + "\" r=\"" + (mark ? "4" : "3") + "\" fill=\"" + (hollow ? "#fff" : color) + "\"" +
+                    (hollow ? " stroke=\"" + color + "\" stroke-width=\"2\"" : "") + ">" +
+                    (mark && !mark->title.empty() ? "<title>" + xml_escape(mark->title) + "</title>" : "") + "</circle>";
+  if (mark && !mark->href.empty()) out = "<a href=\"" + xml_escape(mark->href) + "\">" + out + "</a>";
+  return out;
+}
+
+}  // namespace
+
 std::string line_chart(const LineChart& c) {
   double x_min = INFINITY, x_max = -INFINITY, y_max = 0;
-  for (const auto& s : c.series)
+  for (const auto& s : c.series) {
     for (auto [x, y] : s.points) {
       x_min = std::min(x_min, x);
       x_max = std::max(x_max, x);
       y_max = std::max(y_max, y);
     }
+    for (const auto& w : s.whiskers) y_max = std::max(y_max, w.upper);
+  }
+  for (const auto& b : c.bands) y_max = std::max(y_max, b.upper);
   if (!std::isfinite(x_min)) {
     return frame(c.title, "<text class=\"note\" x=\"" + num(kLeft) + "\" y=\"" + num(kTop + 30) + "\">nothing measured</text>",
                  kTop + 50);
@@ -109,18 +140,34 @@ std::string line_chart(const LineChart& c) {
             num(kTop + kPlotH) + "\"/><text class=\"tick\" x=\"" + num(px(x)) + "\" y=\"" + num(kTop + kPlotH + 16) +
             "\" text-anchor=\"middle\">" + xml_escape(label) + "</text>";
   }
+  // Bands under the lines, markers over the grid.
+  for (const auto& b : c.bands)
+    body += "<rect class=\"band\" x=\"" + num(px(b.x0)) + "\" y=\"" + num(py(b.upper)) + "\" width=\"" +
+            num(std::max(2.0, px(b.x1) - px(b.x0))) + "\" height=\"" + num(std::max(1.0, py(b.lower) - py(b.upper))) +
+            "\" fill=\"#1f77b4\" fill-opacity=\"0.15\"><title>" + xml_escape(b.label) + "</title></rect>";
+  for (const auto& m : c.markers)
+    body += "<g class=\"marker marker-" + xml_escape(m.kind) + "\"><line x1=\"" + num(px(m.x)) + "\" y1=\"" + num(kTop) +
+            "\" x2=\"" + num(px(m.x)) + "\" y2=\"" + num(kTop + kPlotH) + "\" stroke=\"" + marker_color(m.kind) +
+            "\" stroke-width=\"1.5\" stroke-dasharray=\"5 3\"/><text class=\"tick\" transform=\"translate(" +
+            num(px(m.x) + 3) + "," + num(kTop + 4) + ") rotate(90)\" fill=\"" + marker_color(m.kind) + "\">" +
+            xml_escape(m.label) + "</text></g>";
   body += axes(c.x_title, c.y_title);
   for (std::size_t i = 0; i < c.series.size(); ++i) {
     const auto& s = c.series[i];
+    const std::string color = series_color(i);
+    for (const auto& w : s.whiskers) body += whisker(px(w.x), py(w.lower), py(w.upper), color, w.faint);
     if (s.points.empty()) continue;
-    std::string path;
-    for (auto [x, y] : s.points) path += (path.empty() ? "M" : " L") + num(px(x)) + " " + num(py(y));
-    body += "<path class=\"line\" d=\"" + path + "\" stroke=\"" + series_color(i) + "\"" +
-            (s.dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>";
-    // Few points (a short run's seconds): mark each, so a lone one is seen.
-    if (s.points.size() <= 30)
-      for (auto [x, y] : s.points)
-        body += "<circle cx=\"" + num(px(x)) + "\" cy=\"" + num(py(y)) + "\" r=\"3\" fill=\"" + series_color(i) + "\"/>";
+    if (s.line) {
+      std::string path;
+      for (auto [x, y] : s.points) path += (path.empty() ? "M" : " L") + num(px(x)) + " " + num(py(y));
+      body += "<path class=\"line\" d=\"" + path + "\" stroke=\"" + color + "\"" +
+              (s.dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>";
+    }
+    // Marked points each; else few points (a short run's seconds), so a lone one is seen.
+    const bool marked = s.marks.size() == s.points.size();
+    if (marked || s.points.size() <= 30 || !s.line)
+      for (std::size_t j = 0; j < s.points.size(); ++j)
+        body += circle(px(s.points[j].first), py(s.points[j].second), color, marked ? &s.marks[j] : nullptr);
   }
   // The legend, right of the plot, so it never hides a line.
   std::string legend;
@@ -129,9 +176,45 @@ std::string line_chart(const LineChart& c) {
   for (std::size_t i = 0; i < c.series.size(); ++i, ly += 16)
     legend += "<line x1=\"" + num(lx) + "\" y1=\"" + num(ly) + "\" x2=\"" + num(lx + 22) + "\" y2=\"" + num(ly) +
               "\" stroke=\"" + series_color(i) + "\" stroke-width=\"3\"" +
-              (c.series[i].dashed ? " stroke-dasharray=\"6 4\"" : "") + "/><text class=\"legend\" x=\"" + num(lx + 28) +
-              "\" y=\"" + num(ly + 4) + "\">" + xml_escape(c.series[i].label) + "</text>";
+              (c.series[i].dashed ? " stroke-dasharray=\"6 4\"" : c.series[i].line ? "" : " stroke-dasharray=\"2 6\"") +
+              "/><text class=\"legend\" x=\"" + num(lx + 28) + "\" y=\"" + num(ly + 4) + "\">" +
+              xml_escape(c.series[i].label) + "</text>";
+  for (const auto& b : c.bands) {
+    legend += "<rect x=\"" + num(lx) + "\" y=\"" + num(ly - 6) + "\" width=\"22\" height=\"12\" fill=\"#1f77b4\" "
+              "fill-opacity=\"0.15\"/><text class=\"legend\" x=\"" + num(lx + 28) + "\" y=\"" + num(ly + 4) + "\">" +
+              xml_escape(b.label) + "</text>";
+    ly += 16;
+  }
   return frame(c.title, body + "<g class=\"legend-box\">" + legend + "</g>", kHeight);
+}
+
+std::string interval_strip(const Strip& s) {
+  constexpr double w = 160, h = 18, pad = 6;
+  double lo = s.value, hi = s.value;
+  for (const auto& v : {s.lower, s.upper, s.band_lower, s.band_upper, s.reference})
+    if (v) lo = std::min(lo, *v), hi = std::max(hi, *v);
+  const double span = hi > lo ? hi - lo : std::max(1e-9, std::abs(hi) * 0.1);
+  lo -= span * 0.1;
+  hi += span * 0.1;
+  auto px = [&](double v) { return pad + (v - lo) / (hi - lo) * (w - 2 * pad); };
+  const std::string color = s.bad ? "#cf222e" : "#1b1f24";
+  std::string body;
+  if (s.band_lower && s.band_upper)
+    body += "<rect class=\"band\" x=\"" + num(px(*s.band_lower)) + "\" y=\"2\" width=\"" +
+            num(std::max(1.0, px(*s.band_upper) - px(*s.band_lower))) + "\" height=\"" + num(h - 4) +
+            "\" fill=\"#1f77b4\" fill-opacity=\"0.25\"/>";
+  if (s.reference)
+    body += "<line x1=\"" + num(px(*s.reference)) + "\" y1=\"1\" x2=\"" + num(px(*s.reference)) + "\" y2=\"" +
+            num(h - 1) + "\" stroke=\"#1f77b4\" stroke-width=\"2\"/>";
+  if (s.lower && s.upper)
+    body += "<g class=\"whisker\"><line x1=\"" + num(px(*s.lower)) + "\" y1=\"9\" x2=\"" + num(px(*s.upper)) +
+            "\" y2=\"9\" stroke=\"" + color + "\" stroke-width=\"1.5\"/><line x1=\"" + num(px(*s.lower)) +
+            "\" y1=\"5\" x2=\"" + num(px(*s.lower)) + "\" y2=\"13\" stroke=\"" + color + "\"/><line x1=\"" +
+            num(px(*s.upper)) + "\" y1=\"5\" x2=\"" + num(px(*s.upper)) + "\" y2=\"13\" stroke=\"" + color + "\"/></g>";
+  body += "<circle cx=\"" + num(px(s.value)) + "\" cy=\"9\" r=\"3\" fill=\"" + color + "\"/>";
+  return "<svg class=\"strip\" viewBox=\"0 0 " + num(w) + " " + num(h) + "\" width=\"" + num(w) + "\" height=\"" +
+         num(h) + "\" role=\"img\" aria-label=\"" + xml_escape(s.title) + "\"><title>" + xml_escape(s.title) +
+         "</title>" + body + "</svg>";
 }
 
 std::string bar_chart(const BarChart& c) {

@@ -50,4 +50,12 @@ std::string status_label(std::string_view status) {
   return out;
 }
 
+bool could_not_tell(std::string_view status) { return status == "inconclusive" || status == "unreliable"; }
+
+const char* status_color(std::string_view status) {
+  return status == "passed" ? "1;32" : could_not_tell(status) ? "1;33" : "1;31";
+}
+
+std::string signed_percent(double pct, int decimals) { return (pct >= 0 ? "+" : "") + fixed(pct, decimals) + "%"; }
+
 }  // namespace crh::reports

@@ -28,6 +28,15 @@ std::string paint(bool on, const std::string& text, const char* code);
 // A verdict status as shown: "passed" -> "PASSED", "untested" -> "UNTESTED".
 std::string status_label(std::string_view status);
 
+// The ANSI colour of a verdict status: green passed; amber for a night that
+// could not tell (inconclusive, unreliable: exit 4), neither passed nor
+// failed; red otherwise.
+const char* status_color(std::string_view status);
+bool could_not_tell(std::string_view status);  // inconclusive or unreliable
+
+// "+24.0%", "-3.5%".
+std::string signed_percent(double pct, int decimals = 1);
+
 // "812 µs", "1.23 ms", "2.50 s": a duration in nanoseconds for people.
 std::string format_ns(double ns);
 

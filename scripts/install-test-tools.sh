@@ -1,9 +1,26 @@
 #!/usr/bin/env bash
 # Installs what tests/deploy needs: node and npm (Debian's nodejs and npm, when
-# either is missing) and the npm packages pinned in tests/deploy/package-lock.json.
+# either is missing) and the npm packages pinned in tests/deploy/package-lock.json;
+# and Debian's chromium for reports.browser (the reports opened in a real
+# browser), which skips itself, saying why, where chromium cannot be had.
 # Idempotent: on a machine that has everything it prints one line and exits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# chromium: best effort, never failing this script (reports.browser skips without it).
+if ! command -v chromium >/dev/null 2>&1; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-test-tools: no apt-get here: chromium not installed (reports.browser will skip)"
+  elif [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null 2>&1; then
+    echo "install-test-tools: chromium is missing and installing it needs root: apt-get install chromium (reports.browser will skip)"
+  else
+    echo "install-test-tools: installing chromium"
+    SUDO=$([ "$(id -u)" -eq 0 ] && echo "" || echo sudo)
+    { DEBIAN_FRONTEND=noninteractive $SUDO apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null; } ||
+      echo "install-test-tools: apt-get install chromium failed (reports.browser will skip)"
+  fi
+fi
 
 missing=()
 command -v node >/dev/null 2>&1 || missing+=(nodejs)

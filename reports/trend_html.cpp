@@ -1,0 +1,182 @@
+// The trend page: the record of nights drawn, judged by the same gate as a run
+// (nightly::compare_with_nights), rendered by the same comparison section.
+#include "reports/trend_html.hpp"
+
+#include <algorithm>
+#include <boost/json.hpp>
+
+#include "core/result_view.hpp"
+#include "nightly/compare.hpp"
+#include "reports/comparison_view.hpp"
+#include "reports/html_parts.hpp"
+#include "reports/svg.hpp"
+#include "reports/text.hpp"
+
+namespace crh::reports {
+namespace json = boost::json;
+using html::badge;
+using html::esc;
+using html::whole;
+namespace {
+
+using Nights = std::vector<const nightly::Night*>;
+
+// "11-25 22:45" of an ISO time: a tick label that fits.
+std::string short_time(const std::string& iso) { return iso.size() >= 16 ? iso.substr(5, 5) + " " + iso.substr(11, 5) : iso; }
+
+std::string night_link(const nightly::Night& n, const std::string& text) {
+  return n.report.empty() ? esc(text) : "<a href=\"" + esc(n.report) + "\">" + esc(text) + "</a>";
+}
+
+std::string verdict_box(const nightly::Night& last) {
+  return "<div class=\"verdict " + esc(html::class_name(last.status)) + "\"><strong>" + status_label(last.status) +
+         "</strong> (exit code " + std::to_string(last.exit_code) + ") — the last night, " +
+         night_link(last, last.id) + ", " + esc(last.started_at) + "<p>" + esc(last.reason) + "</p></div>\n";
+}
+
+// Tonight's side of the gate, as the last night measured it.
+nightly::Tonight tonight_of(const nightly::Night& last) {
+  nightly::Tonight t;
+  t.figures = last.figures;
+  t.fingerprint = last.fingerprint;
+  t.started_at = last.started_at;
+  t.tool_version = last.tool_version;
+  t.cpu = last.cpu;
+  return t;
+}
+
+// Machine and version changes between consecutive nights, and accepted levels, as markers.
+std::vector<Marker> record_markers(const Nights& nights, const std::vector<std::string>& accepted) {
+  std::vector<Marker> out;
+  for (std::size_t i = 0; i < nights.size(); ++i) {
+    const auto& n = *nights[i];
+    const auto x = static_cast<double>(i);
+    if (std::find(accepted.begin(), accepted.end(), n.id) != accepted.end()) out.push_back({x, "accepted", "accepted"});
+    if (i == 0) continue;
+    const auto& before = *nights[i - 1];
+    if (!before.cpu.empty() && !n.cpu.empty() && before.cpu != n.cpu) out.push_back({x, "machine", "machine"});
+    if (!before.tool_version.empty() && !n.tool_version.empty() && before.tool_version != n.tool_version)
+      out.push_back({x, "version " + n.tool_version, "version"});
+  }
+  return out;
+}
+
+// One figure over the nights: compared nights on a line, the others hollow and
+// apart, each with its interval; the band of the nights the last one was
+// judged against; accepted levels, machine and version changes and this
+// figure's change points marked.
+std::string figure_chart(const Nights& nights, const std::string& key, const ShownFigure* judged,
+                         double window_from, std::vector<Marker> markers, const ShownComparison& c) {
+  std::string unit;
+  ChartSeries compared{"compared", {}, false}, apart{"not compared", {}, false};
+  apart.line = false;
+  for (std::size_t i = 0; i < nights.size(); ++i) {
+    const auto& n = *nights[i];
+    const auto* f = n.find(key);
+    if (!f) continue;
+    unit = f->unit;
+    const auto& e = f->estimate;
+    const auto x = static_cast<double>(i);
+    auto& s = n.comparable ? compared : apart;
+    s.points.emplace_back(x, e.value);
+    std::string title = n.id + " (" + n.status + "): " + format_figure(f->unit, e.value);
+    if (e.lower && e.upper) {
+      s.whiskers.push_back({x, *e.lower, *e.upper, !n.comparable || !e.backed});
+      title += " [" + format_figure(f->unit, *e.lower) + ", " + format_figure(f->unit, *e.upper) + "]";
+    }
+    if (!e.backed) title += ", not backed";
+    s.marks.push_back({n.report, title, !n.comparable});
+  }
+  const auto last_x = static_cast<double>(nights.size() - 1);
+  LineChart chart{key, "night (each point links to its report)", key.substr(key.rfind(' ') + 1),
+                  XScale::linear,
+                  [unit](double y) { return format_figure(unit, y); },
+                  [&nights](double x) {
+                    const auto i = static_cast<std::size_t>(x + 0.5);
+                    return i < nights.size() ? short_time(nights[i]->started_at) : std::string();
+                  },
+                  std::pair{-0.5, last_x + 0.5}, 1.0, {compared, apart}, {}, {}};
+  if (judged && judged->band_lower && judged->band_upper)
+    chart.bands.push_back({window_from, last_x, *judged->band_lower, *judged->band_upper,
+                           "band, " + std::to_string(judged->nights_used) + " nights"});
+  for (const auto& p : c.change_points) {
+    if (p.scenario + " " + p.operation + " " + p.figure != key) continue;
+    for (std::size_t i = 0; i < nights.size(); ++i)
+      if (nights[i]->id == p.night || (p.night == "tonight" && i + 1 == nights.size()))
+        markers.push_back({static_cast<double>(i), "change point", "change-point"});
+  }
+  chart.markers = std::move(markers);
+  std::string heading = "<h3 id=\"" + esc(html::class_name(key)) + "\">" + esc(key);
+  if (judged)
+    heading += " " + badge(judged->verdict) + " <span class=\"muted\">last night " + esc(judged->current_text()) +
+               (judged->band_text().empty() ? "" : ", the nights " + esc(judged->band_text())) +
+               (judged->min_detectable_pct ? ", detectable from " + fixed(*judged->min_detectable_pct, 0) + "%" : "") +
+               "</span>";
+  return heading + "</h3>\n" + line_chart(chart);
+}
+
+std::string nights_table(const Nights& nights, const std::string& title) {
+  std::string out = "<h2>" + esc(title) + "</h2>\n<table><tr><th>night</th><th>started</th><th>verdict</th>"
+                    "<th>compared</th><th>crh</th><th>machine</th><th>why</th></tr>\n";
+  for (auto it = nights.rbegin(); it != nights.rend(); ++it) {
+    const auto& n = **it;
+    out += "<tr><td>" + night_link(n, n.id) + "</td><td>" + esc(n.started_at) + "</td><td>" + badge(n.status) +
+           "</td><td>" + (n.comparable ? "yes" : "no") + "</td><td>" + esc(n.tool_version) + "</td><td>" +
+           esc(n.cpu) + (n.cores ? ", " + std::to_string(n.cores) + " cores" : "") + "</td><td>" + esc(n.reason) +
+           "</td></tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+}  // namespace
+
+std::string trend_html(const std::vector<nightly::Night>& record, const std::vector<std::string>& accepted,
+                       const TrendOptions& options) {
+  std::string out = html::page_start("crh nights: " + options.dir) + "<h1>crh nights</h1>\n<p class=\"meta\">Record <code>" +
+                    esc(options.dir) + "</code>: " + std::to_string(record.size()) + " night(s).</p>\n";
+  if (record.empty()) return out + "<p>No night recorded yet.</p>\n</body>\n</html>\n";
+  const auto& last = record.back();
+  Nights mine, others;
+  for (const auto& n : record) (n.fingerprint == last.fingerprint ? mine : others).push_back(&n);
+
+  // The last night judged by the gate against the record as it is now.
+  const json::object comparison =
+      nightly::compare_with_nights(tonight_of(last), record, accepted, options.dir, options.limit_pct);
+  const core::DocView doc(comparison);
+  const ShownComparison c = read_comparison(doc);
+  const auto window = nightly::comparison_window(record, last.fingerprint, accepted, last.started_at);
+  double window_from = static_cast<double>(mine.size() - 1);
+  const auto* first_used = window.size() > nightly::kWindow ? window[window.size() - nightly::kWindow]
+                           : window.empty()                 ? nullptr
+                                                            : window.front();
+  for (std::size_t i = 0; i < mine.size(); ++i)
+    if (mine[i] == first_used) window_from = static_cast<double>(i);
+
+  out += verdict_box(last);
+  out += "<nav><a href=\"#comparison\">the last night against the record</a><a href=\"#figures\">figures over the "
+         "nights</a><a href=\"#nights\">nights</a></nav>\n";
+  out += html::comparison_section(doc);
+  out += "<h2 id=\"figures\">Figures over the nights</h2>\n<p class=\"muted\">" +
+         std::to_string(mine.size()) + " night(s) of the last night's settings (<code>" + esc(last.fingerprint) +
+         "</code>). Whiskers: each night's 95% interval. Shaded: the band of the nights the last one was judged "
+         "against. Hollow points: nights not compared with (failed, unreliable, inconclusive, interrupted); they are "
+         "never in the band. Dashed lines mark accepted levels, change points, and machine or version changes "
+         "(which do not split the record).</p>\n";
+  const auto markers = record_markers(mine, accepted);
+  std::vector<std::string> keys;
+  for (const auto& f : c.figures) keys.push_back(f.name());  // the worst first, as judged
+  for (const auto* n : mine)
+    for (const auto& f : n->figures)
+      if (std::find(keys.begin(), keys.end(), f.key()) == keys.end()) keys.push_back(f.key());
+  for (const auto& key : keys) {
+    const auto judged = std::find_if(c.figures.begin(), c.figures.end(), [&](const ShownFigure& f) { return f.name() == key; });
+    out += figure_chart(mine, key, judged == c.figures.end() ? nullptr : &*judged, window_from, markers, c);
+  }
+  out += "<div id=\"nights\">" + nights_table(mine, "Nights of these settings") + "</div>\n";
+  if (!others.empty()) out += nights_table(others, "Nights of other settings (not compared with these)");
+  if (const std::string missing = doc.missing_footnote(); !missing.empty())
+    out += "<p class=\"bad\">" + esc(missing) + "</p>\n";
+  return out + "<p class=\"muted\">Written by crh from the night files; every figure here is in them.</p>\n</body>\n</html>\n";
+}
+
+}  // namespace crh::reports
