@@ -5,7 +5,7 @@
 # repetitions a night. The noise model is in bench/gate/gate_false_alarms.cpp
 # (measured on the 2-core machine, issue 23). Takes a few minutes.
 #   bench/gate_false_alarms.sh [BUILD_DIR] [--nights N] [--tries N] [--repeat K]
-#     [--record-feedback yes|no]
+#     [--record-feedback exit0|not-failed]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}

@@ -150,11 +150,15 @@ std::vector<ChangePoint> change_points(const std::vector<double>& series, Better
     cp.beyond_limit = worse > bad && (better == Better::lower ? after - all : all - after) > bad;
     out.push_back(cp);
   }
-  // A level later undone does not fail tonight: the last level must still be beyond the limit.
+  // A level later undone does not fail tonight: the last level, and the last
+  // night itself, must still be beyond the limit. (Without the last night a
+  // change point named by chance would fail every night after it: failed
+  // nights never join the record, so nothing would dilute it.)
   if (!out.empty()) {
-    const double last = std::log(out.back().after);
+    const double last = std::log(out.back().after), now = x.back();
     for (auto& cp : out) {
-      const double still = better == Better::lower ? last - std::log(cp.before) : std::log(cp.before) - last;
+      const double b = std::log(cp.before);
+      const double still = better == Better::lower ? std::min(last, now) - b : b - std::max(last, now);
       cp.beyond_limit = cp.beyond_limit && still > bad;
     }
   }

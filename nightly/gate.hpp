@@ -96,8 +96,9 @@ struct ChangePoint {
   double after = 0;         // the level from `index` on (a step: its median; a drift: where it got to)
   double change_pct = 0;    // (after - before) / before * 100
   bool worse = false;       // in the figure's bad direction
-  // worse by more than the limit, and the series' last level is still beyond
-  // the limit against `before` (a level later undone does not fail tonight).
+  // worse by more than the limit, and the series' last level and its last
+  // night are still beyond the limit against `before` (a level later undone,
+  // or a night back at the old level, does not fail tonight).
   bool beyond_limit = false;
 };
 

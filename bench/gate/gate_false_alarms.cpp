@@ -91,7 +91,7 @@ struct Nights {
 
 Better better_of(Kind k) { return k == throughput ? Better::higher : Better::lower; }
 
-bool g_feedback = false;
+int g_feedback = 0;  // 0: stationary, 1: exit-0 nights join, 2: not-failed nights join
 
 struct Rates {
   long fig_n[3] = {0, 0, 0}, fig_reg[3] = {0, 0, 0}, fig_inc[3] = {0, 0, 0};
@@ -131,9 +131,11 @@ Rates false_alarms(int k, const Model& m, long n_nights, unsigned long seed) {
       r.either += regressed || beyond;
     }
     // Stationary by default: every unchanged night joins (the rule replayed over
-    // every window of unchanged nights). --record-feedback yes: only exit-0
-    // nights join, as nightly/record.cpp keeps them (see the README's note).
-    if (g_feedback && (regressed || beyond || inconclusive)) continue;
+    // every window of unchanged nights). --record-feedback exit0: only exit-0
+    // nights join, as nightly/record.cpp keeps them; not-failed: inconclusive
+    // (exit 4) nights join too. Keeping only the quiet nights narrows the band.
+    if (g_feedback == 1 && (regressed || beyond || inconclusive)) continue;
+    if (g_feedback == 2 && (regressed || beyond)) continue;
     for (std::size_t i = 0; i < f.size(); ++i) {
       window[i].push_back(tonight[i].value);
       if (window[i].size() > kWindow) window[i].pop_front();
@@ -207,9 +209,9 @@ int main(int argc, char** argv) {
     if (flag == "--nights") nights = std::atol(argv[a + 1]);
     else if (flag == "--tries") tries = std::atol(argv[a + 1]);
     else if (flag == "--repeat") ks = {std::atoi(argv[a + 1])};
-    else if (flag == "--record-feedback") g_feedback = std::string(argv[a + 1]) == "yes";
+    else if (flag == "--record-feedback") g_feedback = std::string(argv[a + 1]) == "exit0" ? 1 : std::string(argv[a + 1]) == "not-failed" ? 2 : 0;
     else {
-      std::fprintf(stderr, "usage: %s [--nights N] [--tries N] [--repeat K] [--record-feedback yes|no]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--nights N] [--tries N] [--repeat K] [--record-feedback exit0|not-failed]\n", argv[0]);
       return 2;
     }
   }
