@@ -77,6 +77,21 @@ TEST(ChangePoints, ALevelLaterUndoneDoesNotFailTonight) {
   EXPECT_FALSE(cps[0].beyond_limit);
 }
 
+TEST(ChangePoints, ANightBackAtTheOldLevelDoesNotFailOnAnOldChangePoint) {
+  // Failed nights never join the record: without this a change point named by
+  // chance would fail every night after it.
+  auto s = noise(28, 0.02, 6);
+  for (std::size_t i = 20; i < s.size(); ++i) s[i] *= 1.35;
+  s.push_back(1.0);
+  const auto cps = change_points(s, Better::lower, 20);
+  ASSERT_FALSE(cps.empty());
+  EXPECT_EQ(cps[0].index, 20u);
+  EXPECT_TRUE(cps[0].worse);
+  EXPECT_FALSE(cps[0].beyond_limit);
+  s.back() = 1.36;
+  EXPECT_TRUE(change_points(s, Better::lower, 20)[0].beyond_limit);
+}
+
 TEST(ChangePoints, ASmallStepIsAChangePointWithinTheLimit) {
   auto s = noise(30, 0.01, 4);
   for (std::size_t i = 18; i < s.size(); ++i) s[i] *= 1.08;
