@@ -91,7 +91,7 @@ ShownComparison read_comparison(const DocView& c) {
     s.recorded = n[w::recorded].count();
     s.window = n[w::window].count();
     s.fingerprint = clean(n[w::fingerprint]);
-    s.accepted_from = clean(n.find(w::accepted_from));  // null: nothing accepted
+    if (const auto from = n.find(w::accepted_from); from.is_string()) s.accepted_from = clean(from);  // null: none
   } else {
     const auto base = c[cmp::baseline];
     s.baseline_file = clean(base[k::baseline::file]);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <stdexcept>
 #include <thread>
@@ -213,7 +214,11 @@ namespace {
 struct Tally {
   int code = 0;
   json::array reasons;
-  void worst(int c) { code = (c == 3 || code == 3) ? 3 : std::max(code, c); }
+  // Precedence 2, 3, 1, 4, 0 (DESIGN.md §2): a failure outranks "could not tell".
+  static int rank(int c) { return c == 2 ? 5 : c == 3 ? 4 : c == 1 ? 3 : c == 4 ? 2 : c == 0 ? 0 : 1; }
+  void worst(int c) {
+    if (rank(c) > rank(code)) code = c;
+  }
 };
 
 void tally_parts(const RunParts& parts, Tally& t) {
@@ -231,14 +236,43 @@ void tally_parts(const RunParts& parts, Tally& t) {
     t.worst(c);
     const std::string scenario = load.find(k::envelope::config).find(k::load_config::scenario).str();
     if (c != 0) t.reasons.emplace_back(scenario + " load: " + verdict.find(v::reason).str());
-    if (const auto valid = verdict.find(v::valid); valid.is_bool() && !valid.boolean())
-      t.reasons.emplace_back(scenario + " load: INVALID (the generator, not the target, limited the figures)");
+    // An INVALID load measured the generator: the night cannot tell (exit 4).
+    if (const auto valid = verdict.find(v::valid); valid.is_bool() && !valid.boolean()) {
+      t.worst(4);
+      t.reasons.emplace_back(scenario + " load: INVALID (the generator, not the target, limited the figures): unreliable");
+    }
+  }
+}
+
+// Change points beyond the limit fail the night and name the night they began;
+// inconclusive figures and unreliable loads make it could-not-tell (4).
+void tally_record(const DocView& c, Tally& t) {
+  namespace cp = k::change_point;
+  for (const auto& p : c.find(k::comparison::change_points).items()) {
+    if (!p.find(cp::beyond_limit).boolean()) continue;
+    t.worst(1);
+    const auto change = p.find(cp::change_pct).maybe_num();
+    t.reasons.emplace_back(p.find(cp::scenario).str() + " " + p.find(cp::operation).str() + " " +
+                           p.find(cp::figure).str() + " moved " + (change ? percent(*change) : "?") +
+                           " in steps since night " + p.find(cp::night).str() +
+                           " (a change point beyond the limit; accept it with crh report --nights DIR --accept NIGHT)");
+  }
+  for (const auto& why : c.find(k::comparison::unreliable).items()) {
+    t.worst(4);
+    t.reasons.emplace_back("unreliable: " + why.str());
+  }
+  const auto n = static_cast<long>(c.find(k::comparison::inconclusive).maybe_num().value_or(0));
+  if (n > 0) {
+    t.worst(4);
+    t.reasons.emplace_back(std::to_string(n) + " figure(s) inconclusive: the record cannot tell a change beyond the "
+                           "limit from the nights' noise");
   }
 }
 
 void tally_comparison(const json::object& comparison, Tally& t) {
   namespace g = k::figure;
   const DocView c(comparison);
+  tally_record(c, t);
   const auto n = static_cast<long>(c.find(k::comparison::regressions).maybe_num().value_or(0));
   if (n <= 0) return;
   t.worst(1);
@@ -250,9 +284,10 @@ void tally_comparison(const json::object& comparison, Tally& t) {
       named += std::string(named.empty() ? "" : ", ") + f.find(g::scenario).str() + " " + f.find(g::operation).str() +
                " " + f.find(g::figure).str() + " " + (change ? percent(*change) : "(from 0)");
     }
+  const bool nights = c.find(k::comparison::mode).str() == "nights";
   t.reasons.emplace_back(std::to_string(n) + " figure(s) regressed beyond " +
                          percent(c.find(k::comparison::max_regression_pct).maybe_num().value_or(0)).substr(1) +
-                         " of the baseline: " + named + (n > 3 ? ", ..." : ""));
+                         (nights ? " and the nights' spread: " : " of the baseline: ") + named + (n > 3 ? ", ..." : ""));
 }
 
 }  // namespace
@@ -279,8 +314,14 @@ json::object run_document(RunParts parts, std::optional<json::object> comparison
   const bool untested =
       meta.problems.empty() && parts.contract &&
       DocView(*parts.contract).find(k::envelope::verdict).find(k::verdict::status).str() == "untested";
+  const bool unreliable = comparison && !DocView(*comparison).find(k::comparison::unreliable).items().empty();
+  bool invalid_load = false;
+  for (const auto& l : parts.loads)
+    if (const auto v = DocView(l).find(k::envelope::verdict).find(k::verdict::valid); v.is_bool() && !v.boolean())
+      invalid_load = true;
   const std::string status = t.code == 3       ? (untested ? "untested" : "unreachable")
                              : meta.incomplete ? "incomplete"
+                             : t.code == 4     ? (unreliable || invalid_load ? "unreliable" : "inconclusive")
                              : t.code          ? "failed"
                                                : "passed";
   std::string reason;
@@ -289,7 +330,11 @@ json::object run_document(RunParts parts, std::optional<json::object> comparison
     if (parts.contract) reason = "every contract check held";
     if (!parts.loads.empty())
       reason += std::string(reason.empty() ? "" : ", ") + "no invariant broke, every threshold held";
-    if (comparison) reason += std::string(reason.empty() ? "" : ", ") + "no figure regressed beyond the limit";
+    if (comparison)
+      reason += std::string(reason.empty() ? "" : ", ") +
+                (DocView(*comparison).find(k::comparison::mode).str() == "nights"
+                     ? "no figure regressed beyond the nights' spread and the limit"
+                     : "no figure regressed beyond the limit");
     if (reason.empty()) reason = "nothing ran";
   }
   namespace v = k::verdict;
@@ -310,6 +355,19 @@ json::object run_document(RunParts parts, std::optional<json::object> comparison
   return doc;
 }
 
+namespace {
+// The CPU's model name, as /proc/cpuinfo gives it ("" where it does not).
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("model name")) {
+      const auto colon = line.find(':');
+      return colon == std::string::npos ? "" : line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "";
+}
+}  // namespace
+
 json::object environment() {
   utsname u{};
   ::uname(&u);
@@ -320,6 +378,7 @@ json::object environment() {
                       {e::os, std::string(u.sysname) + " " + u.release},
                       {e::machine, u.machine},
                       {e::cpus, std::thread::hardware_concurrency()},
+                      {e::cpu_model, cpu_model()},
                       {e::compiler, __VERSION__},
 #ifdef NDEBUG
                       {e::build, "optimized"}};

@@ -123,11 +123,12 @@ void LoadFlags::apply_to(loadgen::LoadConfig& config) const {
   config.callers = callers;
 }
 
-void BaselineFlags::add_to(CLI::App* sub, const BaselineHelp& help) {
-  sub->add_option("--baseline", file, help.baseline)->check(CLI::ExistingFile);
+CLI::Option* BaselineFlags::add_to(CLI::App* sub, const BaselineHelp& help) {
+  auto* baseline = sub->add_option("--baseline", file, help.baseline)->check(CLI::ExistingFile);
   sub->add_option("--max-regression", max_regression, "how much worse a figure may get, in percent of the baseline")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
+  return baseline;
 }
 
 void CaptureFlags::add_to(CLI::App* sub) {

@@ -16,6 +16,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 namespace crh::contracts {
 struct RunOptions;
@@ -132,7 +133,8 @@ struct BaselineFlags {
   std::string file;  // an earlier result; empty: no comparison
   double max_regression = 20;
 
-  void add_to(CLI::App* sub, const BaselineHelp& help = {});
+  // Returns --baseline, for options that exclude it.
+  CLI::Option* add_to(CLI::App* sub, const BaselineHelp& help = {});
 };
 
 // --capture, --capture-interface, --capture-buffer, --capture-limit,

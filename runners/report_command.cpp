@@ -15,6 +15,8 @@
 #include "documents.hpp"
 #include "exit_codes.hpp"
 #include "flags.hpp"
+#include "nights_session.hpp"
+#include "nightly/record.hpp"
 #include "reports/run_document.hpp"
 #include "reports/run_terminal.hpp"
 
@@ -26,6 +28,7 @@ namespace {
 struct ReportOptions {
   std::vector<std::string> results;
   BaselineFlags baseline;
+  NightsFlags nights;
   OutputFlags output;
 };
 
@@ -43,7 +46,34 @@ std::optional<json::object> pcap_document(const std::string& file) {
   return std::move(value.get_object());
 }
 
+// crh report --nights DIR without results: --accept a night, and/or the trend page (--html).
+int run_nights_command(const ReportOptions& o) {
+  try {
+    if (!o.nights.accept.empty()) {
+      nightly::accept_night(o.nights.dir, o.nights.accept);
+      std::cout << "crh report: from night " << o.nights.accept << " on, comparisons in " << o.nights.dir
+                << " use only nights from it (a new level accepted)\n";
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "crh report: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  if (o.output.html_file.empty()) return kExitOk;
+  return write_trend_page(o.nights.dir, o.output.html_file, o.baseline.max_regression, "crh report");
+}
+
 int run_report_command(const ReportOptions& o) {
+  if (o.results.empty()) {
+    if (o.nights.dir.empty()) {
+      std::cerr << "crh report: no result given (RESULT.json..., or --nights DIR for the trend page)\n";
+      return kExitUsage;
+    }
+    return run_nights_command(o);
+  }
+  if (!o.nights.accept.empty()) {
+    std::cerr << "crh report: --accept takes no result: crh report --nights DIR --accept NIGHT\n";
+    return kExitUsage;
+  }
   for (const auto& file : o.results)
     if (auto pcap = pcap_document(file)) {
       if (o.results.size() > 1 || !o.baseline.file.empty()) {
@@ -73,14 +103,29 @@ int run_report_command(const ReportOptions& o) {
   json::array inputs;
   for (const auto& [file, doc] : documents) inputs.emplace_back(file);
   meta.config[keys::run_config::report_inputs] = std::move(inputs);
-  if (!o.baseline.file.empty()) {
-    meta.config[keys::run_config::baseline] = o.baseline.file;
+  if (!o.baseline.file.empty() || !o.nights.dir.empty())
     meta.config[keys::run_config::max_regression_pct] = o.baseline.max_regression;
+  if (!o.baseline.file.empty()) meta.config[keys::run_config::baseline] = o.baseline.file;
+  if (!o.nights.dir.empty()) {
+    meta.config[keys::run_config::nights] = o.nights.dir;
+    try {
+      comparison = compare_with_record(o.nights, parts, reports::run_document(parts, std::nullopt, meta),
+                                       o.baseline.max_regression);
+    } catch (const std::exception& e) {
+      std::cerr << "crh report: --nights " << o.nights.dir << ": cannot be compared (" << e.what() << ")\n";
+      return kExitUsage;
+    }
   }
 
   const auto doc = reports::run_document(std::move(parts), std::move(comparison), meta);
   int exit_code = static_cast<int>(doc.at(keys::envelope::verdict).at(keys::verdict::exit_code).to_number<long>());
   exit_code = with_output_problems("crh report", write_outputs(doc, o.output.files()), exit_code);
+  // Shards merged here are one night: the merge is recorded, never each shard.
+  if (!o.nights.dir.empty())
+    if (auto problem = record_night(o.nights, doc, o.output.html_file)) {
+      std::cerr << "crh report: " << *problem << "\n";
+      exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
+    }
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   try {
     std::cout << reports::run_summary(doc, {.color = tty, .verbose = o.output.verbose, .quiet = o.output.quiet});
@@ -98,10 +143,13 @@ Command add_report_command(CLI::App& app) {
   auto o = std::make_shared<ReportOptions>();
   CLI::App* sub = app.add_subcommand(
       "report", "Render results written earlier (--json of contract, load or run); several results of one run merge");
-  sub->add_option("results", o->results, "result documents; shards of one run merge exactly")
-      ->required()
+  sub->add_option("results", o->results,
+                  "result documents; shards of one run merge exactly (none with --nights: the trend page)")
       ->check(CLI::ExistingFile);
-  o->baseline.add_to(sub);
+  auto* baseline = o->baseline.add_to(sub);
+  o->nights.add_to(sub, true);
+  sub->get_option("--nights")->excludes(baseline);
+  sub->get_option("--accept")->needs(sub->get_option("--nights"));
   o->output.add_to(sub, {.json = "write the (merged) run document here"});
   return {sub, [o] { return run_report_command(*o); }};
 }

@@ -4,7 +4,9 @@
 // With no --base-url, on the embedded reference service. Ctrl-C writes what
 // was gathered, marked incomplete.
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <memory>
 #include <unistd.h>
 
@@ -20,8 +22,11 @@
 #include "flags.hpp"
 #include "interrupt.hpp"
 #include "load_session.hpp"
+#include "nights_session.hpp"
+#include "repetitions.hpp"
 #include "loadgen/options.hpp"
 #include "loadgen/result.hpp"
+#include "nightly/figures.hpp"
 #include "reference/server.hpp"
 #include "capture_session.hpp"
 #include "reports/run_document.hpp"
@@ -37,9 +42,11 @@ struct RunCommandOptions {
   ContractFlags contract;
   LoadFlags load;
   BaselineFlags baseline;
+  NightsFlags nights;
   OutputFlags output;
   CaptureFlags capture;
   double load_duration_s = 10;
+  int repeat = 1;
   std::vector<std::string> scenarios{"race", "mixed"};
 };
 
@@ -184,35 +191,67 @@ loadgen::LoadConfig load_config_for(const std::string& scenario, const RunContex
 // documents go into `parts`, what was left out or failed into `meta`.
 // Sharded: every shard runs the same loads in the same order, the first at
 // --start-at; each load records when it began, so the skew of each is known.
+// --repeat K: the scenarios run K times, interleaved (race, mixed, race,
+// mixed...), so a slow spell of the machine falls on every scenario alike;
+// each scenario's repetitions then merge into one document.
 void run_loads(const RunContext& ctx, const contracts::RunReport& contract, const RunInputs& in,
                reports::RunParts& parts, reports::RunMeta& meta) {
   const auto& o = ctx.o;
   if (o.load_duration_s <= 0) return;
   bool first = true;
-  for (const auto& scenario : o.scenarios) {
-    if (auto why = reason_to_skip(scenario, contract, ctx.target)) {
-      meta.skipped.push_back(std::move(*why));
-      continue;
+  std::vector<std::vector<json::object>> runs(o.scenarios.size());  // per scenario, its repetitions
+  std::vector<bool> failed(o.scenarios.size(), false);
+  for (int rep = 1; rep <= o.repeat; ++rep)
+    for (std::size_t s = 0; s < o.scenarios.size(); ++s) {
+      const auto& scenario = o.scenarios[s];
+      if (failed[s]) continue;
+      if (auto why = reason_to_skip(scenario, contract, ctx.target)) {
+        if (runs[s].empty() && rep == 1) meta.skipped.push_back(std::move(*why));
+        failed[s] = true;
+        continue;
+      }
+      auto config = load_config_for(scenario, ctx, in);
+      if (first) config.start_at = in.scale_out.start_at;
+      first = false;
+      if (!o.output.quiet) {
+        std::cout << "crh run: " << scenario << " load, " << o.load_duration_s << " s"
+                  << (o.repeat > 1 ? ", repetition " + std::to_string(rep) + " of " + std::to_string(o.repeat) : "")
+                  << "\n";
+        announce_scale_out("crh run", config);
+        std::cout << std::flush;
+      }
+      auto session =
+          run_load_session(config, thresholds_for(scenario, o.load.thresholds), ctx.embedded, ctx.progress);
+      if (session.document) {
+        show_part(ctx, *session.document);
+        runs[s].push_back(std::move(*session.document));
+      } else {
+        meta.problems.push_back(scenario + " load" +
+                                (o.repeat > 1 ? " (repetition " + std::to_string(rep) + ")" : "") + ": " +
+                                session.error);
+        failed[s] = true;
+      }
     }
-    auto config = load_config_for(scenario, ctx, in);
-    if (first) config.start_at = in.scale_out.start_at;
-    first = false;
-    if (!o.output.quiet) {
-      std::cout << "crh run: " << scenario << " load, " << o.load_duration_s << " s\n";
-      announce_scale_out("crh run", config);
-      std::cout << std::flush;
-    }
-    auto session = run_load_session(config, thresholds_for(scenario, o.load.thresholds), ctx.embedded, ctx.progress);
-    if (session.document) {
-      show_part(ctx, *session.document);
-      parts.loads.push_back(std::move(*session.document));
-    } else {
-      meta.problems.push_back(scenario + " load: " + session.error);
+  for (std::size_t s = 0; s < o.scenarios.size(); ++s) {
+    if (runs[s].empty()) continue;
+    try {
+      parts.loads.push_back(merge_repetitions(runs[s]));
+    } catch (const std::exception& e) {
+      meta.problems.push_back(o.scenarios[s] + " load: its repetitions could not be merged (" + e.what() + ")");
     }
   }
 }
 
 // The command line as the run document records it.
+// The profile's content, hashed: nights measured with another profile are another series.
+std::string profile_hash(const std::string& file) {
+  if (file.empty()) return "";
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return nightly::hash_text(text.str());
+}
+
 json::object config_of(const RunCommandOptions& o) {
   namespace rc = core::keys::run_config;
   return json::object{{rc::load_duration_s, o.load_duration_s},
@@ -228,7 +267,10 @@ json::object config_of(const RunCommandOptions& o) {
                       {rc::profile, o.target.profile_file},
                       {rc::timeout_ms, o.target.timeout_ms},
                       {rc::baseline, o.baseline.file},
-                      {rc::max_regression_pct, o.baseline.max_regression}};
+                      {rc::max_regression_pct, o.baseline.max_regression},
+                      {rc::repeat, o.repeat},
+                      {rc::nights, o.nights.dir},
+                      {rc::profile_hash, profile_hash(o.target.profile_file)}};
 }
 
 // 3. The report: compared with the baseline, written, summed up. Returns the exit code.
@@ -241,8 +283,12 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
     if (baseline)
       comparison =
           reports::compare(parts, reports::parts_of(*baseline), o.baseline.max_regression, o.baseline.file, *baseline);
+    if (!o.nights.dir.empty() && !meta.incomplete)
+      comparison = compare_with_record(o.nights, parts, reports::run_document(parts, std::nullopt, meta),
+                                       o.baseline.max_regression);
   } catch (const std::exception& e) {
-    std::cerr << "crh run: --baseline " << o.baseline.file << ": cannot be compared (" << e.what() << ")\n";
+    std::cerr << "crh run: " << (baseline ? "--baseline " + o.baseline.file : "--nights " + o.nights.dir)
+              << ": cannot be compared (" << e.what() << ")\n";
     exit_code = kExitUsage;
   }
   json::value doc = reports::run_document(std::move(parts), std::move(comparison), meta);
@@ -252,6 +298,11 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
   const auto& verdict = doc.at(keys::envelope::verdict);
   exit_code = std::max(exit_code, static_cast<int>(verdict.at(keys::verdict::exit_code).to_number<long>()));
   exit_code = with_output_problems("crh run", write_outputs(doc.as_object(), o.output.files()), exit_code);
+  if (!o.nights.dir.empty())  // every night is recorded, the failed and the interrupted too
+    if (auto problem = record_night(o.nights, doc.as_object(), o.output.html_file)) {
+      std::cerr << "crh run: " << *problem << "\n";
+      exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
+    }
   const auto& out = o.output;
   std::cout << reports::run_closing(doc.as_object(), style_of(ctx));  // the parts were shown as they ended
   const std::pair<const char*, const std::string&> written[] = {
@@ -331,8 +382,15 @@ Command add_run_command(CLI::App& app) {
                        .rate = "mixed and get: open loop at this many requests per second (default: closed loop)",
                        .threshold = "a load limit, e.g. 'race:call.p99<20ms' or 'errors<0.1%' "
                                     "(no scenario: every load) (repeatable)"});
-  o->baseline.add_to(
+  sub->add_option("--repeat", o->repeat,
+                  "run each load this many times, interleaved (race, mixed, race, mixed...): a figure is the "
+                  "median of the repetitions, thresholds are judged on their merged histograms")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  auto* baseline = o->baseline.add_to(
       sub, {.baseline = "an earlier --json result: a figure worse beyond --max-regression fails the run (exit 1)"});
+  o->nights.add_to(sub, false);
+  sub->get_option("--nights")->excludes(baseline);
   o->capture.add_to(sub);
   o->output.add_to(sub, {.json = "write the run document here (the next run's --baseline)"});
   return {sub, [o] { return run_run_command(*o); }};

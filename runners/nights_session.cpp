@@ -1,0 +1,89 @@
+// --nights: reading the record, judging tonight, writing tonight.
+#include "nights_session.hpp"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include <boost/json.hpp>
+
+#include "core/output_file.hpp"
+#include "core/result_keys.hpp"
+#include "core/result_view.hpp"
+#include "nightly/compare.hpp"
+#include "nightly/figures.hpp"
+#include "reports/trend_html.hpp"
+
+namespace crh::runners {
+namespace json = boost::json;
+namespace k = core::keys;
+
+void NightsFlags::add_to(CLI::App* sub, bool with_accept) {
+  sub->add_option("--nights", dir,
+                  "a directory of nights: tonight is judged against the comparable passed nights in it "
+                  "(not one baseline) and recorded there");
+  sub->add_option("--keep-nights", keep, "nights the record keeps (the oldest are removed)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  if (with_accept)
+    sub->add_option("--accept", accept,
+                    "NIGHT (its id, as the trend page and the night files name it) starts a new level: "
+                    "comparisons use only nights from it on");
+}
+
+json::object compare_with_record(const NightsFlags& flags, const reports::RunParts& parts,
+                                 const json::object& provisional, double max_regression_pct) {
+  std::vector<std::string> problems;
+  const auto record = nightly::read_nights(flags.dir, problems);
+  for (const auto& p : problems) std::cerr << "crh: --nights: " << p << "\n";
+  const core::DocView d(provisional);
+  nightly::Tonight tonight;
+  tonight.figures = nightly::figures_of_loads(parts.loads);
+  tonight.fingerprint = nightly::fingerprint_hash(nightly::fingerprint_fields(provisional));
+  tonight.started_at = d.find(k::envelope::started_at).str();
+  tonight.tool_version = d.find(k::envelope::tool).find(k::tool::version).str();
+  tonight.cpu = d.find(k::run::environment).find(k::environment::cpu_model).str();
+  tonight.unreliable = nightly::unreliable_reasons(parts.loads, max_regression_pct);
+  return nightly::compare_with_nights(tonight, record, nightly::accepted_nights(flags.dir), flags.dir,
+                                      max_regression_pct);
+}
+
+std::optional<std::string> record_night(const NightsFlags& flags, const json::object& run_document,
+                                        const std::string& html_report) {
+  try {
+    // The report as a path from the record, so the trend page's links work where the record is kept.
+    std::string report;
+    if (!html_report.empty()) {
+      std::error_code ec;
+      const auto rel = std::filesystem::relative(std::filesystem::absolute(html_report), std::filesystem::absolute(flags.dir), ec);
+      report = ec || rel.empty() ? html_report : rel.string();
+    }
+    const auto file = nightly::write_night(flags.dir, nightly::night_document(run_document, report), flags.keep);
+    std::cout << "night recorded: " << file << "\n";
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return std::string("--nights ") + flags.dir + ": tonight could not be recorded (" + e.what() + ")";
+  }
+}
+
+int write_trend_page(const std::string& dir, const std::string& html_file, double max_regression_pct,
+                     const std::string& command) {
+  try {
+    std::vector<std::string> problems;
+    const auto record = nightly::read_nights(dir, problems);
+    for (const auto& p : problems) std::cerr << command << ": --nights: " << p << "\n";
+    if (record.empty()) {
+      std::cerr << command << ": --nights " << dir << ": no night recorded there: nothing to draw\n";
+      return 2;
+    }
+    core::write_file_atomically(html_file, reports::trend_html(record, nightly::accepted_nights(dir),
+                                                               {.dir = dir, .limit_pct = max_regression_pct}));
+    std::cout << "trend page: " << html_file << " (" << record.size() << " night(s))\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << command << ": " << e.what() << "\n";
+    return 2;
+  }
+}
+
+}  // namespace crh::runners
