@@ -55,7 +55,7 @@ std::string nights_row(const ShownFigure& f) {
          "</span></td><td>" + interval_strip(strip) + "</td><td class=\"n\">" + esc(f.change_text()) + "</td><td>" +
          badge(f.verdict) + "</td><td class=\"n\">" +
          (f.min_detectable_pct ? fixed(*f.min_detectable_pct, 0) + "%" : std::string("—")) +
-         "</td><td class=\"mark wide\">" + (f.verdict == "regressed" ? "REGRESSED: " : "") + esc(why) +
+         "</td><td class=\"why\">" + (f.verdict == "regressed" ? "<strong class=\"bad\">REGRESSED</strong>: " : "") + esc(why) +
          (f.rule.empty() ? "" : "<br/><span class=\"ci\">rule: " + esc(f.rule) + "</span>") + "</td></tr>\n";
 }
 
@@ -111,10 +111,22 @@ std::string comparison_section(const DocView& doc) {
     out += "<p class=\"unreliable\">" + badge("unreliable") + " " + esc(why) + "</p>\n";
   for (const auto& n : c.notes) out += "<p class=\"muted\">note: " + esc(n) + "</p>\n";
   if (c.nights) {
-    out += "<table><tr><th>figure</th><th class=\"n\">tonight [95%]</th><th class=\"n\">reference<br/>(band)</th>"
-           "<th>against the band</th><th class=\"n\">change [95%]</th><th>verdict</th>"
-           "<th class=\"n\">detectable</th><th>why</th></tr>\n";
-    for (const auto& f : c.figures) out += nights_row(f);
+    const std::string header =
+        "<table><tr><th>figure</th><th class=\"n\">tonight [95%]</th><th class=\"n\">reference<br/>(band)</th>"
+        "<th>against the band</th><th class=\"n\">change [95%]</th><th>verdict</th>"
+        "<th class=\"n\">detectable</th><th>why</th></tr>\n";
+    // Figures without change fold away (a <details> opens without script): the rest is what a reader came for.
+    std::string changed, unchanged;
+    std::size_t n_unchanged = 0;
+    for (const auto& f : c.figures) {
+      (f.verdict == "no change" ? unchanged : changed) += nights_row(f);
+      n_unchanged += f.verdict == "no change";
+    }
+    if (!changed.empty()) out += header + changed + "</table>\n";
+    if (n_unchanged)
+      out += "<details><summary>" + std::to_string(n_unchanged) + " figure(s) with no change</summary>\n" + header +
+             unchanged + "</table>\n</details>\n";
+    return out + change_points_table(c);
   } else {
     out += "<table><tr><th>scenario</th><th>operation</th><th>figure</th><th class=\"n\">baseline</th>"
            "<th class=\"n\">now</th><th class=\"n\">change</th><th>status</th></tr>\n";

@@ -63,7 +63,7 @@ tr.regressed td{background:#ffebe9}tr.regressed td.mark,.bad{color:#cf222e;font-
 .o-skip,.o-uncovered,.o-no-change{background:#8c959f}.o-indeterminate{background:#8250df}
 .o-regressed{background:#cf222e}.o-improved{background:#1a7f37}.o-inconclusive,.o-unreliable,.o-not-backed{background:#9a6700}
 .ci{font-size:11px;color:#57606a}.nb-why{white-space:normal;display:inline-block;max-width:11em}.notbacked{font-size:11px;color:#9a6700;font-weight:bold}tr.inconclusive td{background:#fff8c5}
-svg.strip{vertical-align:middle;max-width:none;width:160px;height:18px}
+svg.strip{vertical-align:middle;max-width:none;width:120px;height:18px}td.why{min-width:220px;font-size:12px}
 a.chip{display:inline-block;margin:1px 2px;padding:0 5px;border-radius:4px;font-size:11px;text-decoration:none;color:#fff}
 pre{background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:6px 8px;white-space:pre-wrap;word-break:break-all;font-size:12px;margin:4px 0}
 .check{border:1px solid #d0d7de;border-radius:6px;padding:6px 10px;margin:6px 0}.check.o-fail-box{border-color:#cf222e;border-width:2px}

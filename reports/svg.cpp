@@ -189,7 +189,7 @@ std::string line_chart(const LineChart& c) {
 }
 
 std::string interval_strip(const Strip& s) {
-  constexpr double w = 160, h = 18, pad = 6;
+  constexpr double w = 120, h = 18, pad = 6;
   double lo = s.value, hi = s.value;
   for (const auto& v : {s.lower, s.upper, s.band_lower, s.band_upper, s.reference})
     if (v) lo = std::min(lo, *v), hi = std::max(hi, *v);

@@ -10,7 +10,7 @@ set -uo pipefail
 build=${1:?usage: browser_test.sh BUILD_DIR SAMPLES_BIN [CRH_BIN]}
 samples=${2:?usage: browser_test.sh BUILD_DIR SAMPLES_BIN [CRH_BIN]}
 crh=${3:-}
-out="$build/browser-test"
+out="$(cd "$build" && pwd)/browser-test"
 rm -rf "$out" && mkdir -p "$out"
 fail() { echo "reports.browser: FAIL: $*"; failed=1; }
 failed=0
@@ -40,10 +40,10 @@ if [ -n "$crh" ]; then
   if [ -s "$out/crh-run.html" ]; then pages+=("$out/crh-run.html"); else fail "crh run wrote no report (exit $rc; $out/crh-run.log)"; fi
 fi
 
-# The probe: a copy of the page with a script at its end that writes what the
-# browser laid out into the DOM (the page itself has no script: it must read
-# with JavaScript off).
-probe='<script>(function(){var s=[],z=0;document.querySelectorAll("svg").forEach(function(e){var b=e.getBoundingClientRect();s.push(Math.round(b.width)+"x"+Math.round(b.height));if(b.width<1||b.height<1)z++;});
+# The probe: a copy of the page with a script at its end that opens what is
+# folded and writes what the browser laid out into the DOM (the page itself
+# has no script: it must read with JavaScript off).
+probe='<script>(function(){document.querySelectorAll("details").forEach(function(d){d.open=true;});var s=[],z=0;document.querySelectorAll("svg").forEach(function(e){var b=e.getBoundingClientRect();s.push(Math.round(b.width)+"x"+Math.round(b.height));if(b.width<1||b.height<1)z++;});
 var w=document.querySelectorAll("g.whisker"),wz=0;w.forEach(function(e){var b=e.getBoundingClientRect();if(b.width<=0&&b.height<=0)wz++;});
 var p=document.createElement("pre");p.id="crh-probe";p.textContent="svgs="+s.length+" zero="+z+" whiskers="+w.length+" undrawn="+wz+" sizes="+s.join(",");document.body.appendChild(p);})();</script>'
 

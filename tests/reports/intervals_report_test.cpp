@@ -198,11 +198,16 @@ TEST(NightsComparison, HtmlShowsIntervalBandVerdictAndDetectableChange) {
     const auto cells = tr->all("td");
     if (cells.size() != 8 || tr->descendants("svg").empty()) continue;  // a figure's row, with its strip
     ++rows;
-    if (tr->attr("class") == "regressed") {
-      EXPECT_TRUE(contains(cells.back()->text, "REGRESSED"));
+    if (tr->attr("class") == "regressed") {  // says why it is red
+      const auto* mark = cells.back()->child("strong");
+      ASSERT_TRUE(mark);
+      EXPECT_EQ(mark->text, "REGRESSED");
     }
   }
   EXPECT_EQ(rows, 4u);
+  // The figure without change is folded away, the others are not.
+  ASSERT_EQ(root->descendants("details").size(), 1u);
+  EXPECT_EQ(root->descendants("details")[0]->descendants("svg").size(), 1u);
   for (const auto* want : {"Comparison with the record of nights", "2.50 ms [2.20, 2.90]", "[1.80, 2.30]",
                            "+25.0% [+10.0, +45.0%]", "o-inconclusive", "o-not-backed", "41%", "repetitions: 1990/s",
                            "Change points", "a new level beyond the limit", "machine changed on night",
