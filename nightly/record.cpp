@@ -148,15 +148,20 @@ json::object night_document(const json::object& run, const std::string& report) 
     for (auto key : {k::comparison::mode, k::comparison::regressions, k::comparison::inconclusive,
                      k::comparison::change_points, k::comparison::unreliable})
       if (auto it = comparison->find(key); it != comparison->end()) gate[key] = it->value();
-  // Only a night that passed outright is a reference for later ones: a
-  // failed, unreliable, inconclusive or interrupted night is kept to be seen.
-  const bool comparable = exit_code == 0 && !verdict.find(k::verdict::incomplete).boolean();
+  // A night that passed is a reference for later ones, and so is one whose
+  // figures were only inconclusive (nothing failed, its loads reliable: a
+  // measurement of the service like any other; were it left out, a new record
+  // whose first nights cannot tell would never gather a window). A failed,
+  // unreliable or interrupted night is kept to be seen, never compared against.
+  const std::string status = verdict.find(k::verdict::status).str();
+  const bool comparable = (exit_code == 0 || (exit_code == 4 && status == "inconclusive")) &&
+                          !verdict.find(k::verdict::incomplete).boolean();
   return json::object{
       {"schema", kSchema},
       {"schema_version", kSchemaVersion},
       {"night", compact_time(started) + "-" + random_hex(8)},
       {"started_at", started},
-      {"verdict", json::object{{"status", verdict.find(k::verdict::status).str()},
+      {"verdict", json::object{{"status", status},
                                {"exit_code", exit_code},
                                {"reason", verdict.find(k::verdict::reason).str()},
                                {"comparable", comparable}}},

@@ -107,17 +107,27 @@ TEST(NightRecord, AFileThatIsNotANightIsNamedAndLeftOut) {
   EXPECT_NE(problems[0].find("night-20261102T000000Z-bad.json"), std::string::npos);
 }
 
-TEST(NightRecord, FailedNightsAreRecordedButNotCompared) {
+TEST(NightRecord, FailedAndUnreliableNightsAreRecordedButNotCompared) {
   TempDir dir;
+  auto with_status = [](json::object run, const char* status) {
+    run["verdict"].as_object()["status"] = status;
+    return run;
+  };
   write_night(dir.str(), night_document(run_doc(day(1), 0, {load_doc("mixed", 1e6, 900)}), ""));
   write_night(dir.str(), night_document(run_doc(day(2), 1, {load_doc("mixed", 1e6, 900)}), ""));
-  write_night(dir.str(), night_document(run_doc(day(3), 4, {load_doc("mixed", 1e6, 900)}), ""));
+  write_night(dir.str(), night_document(with_status(run_doc(day(3), 4, {load_doc("mixed", 1e6, 900)}), "unreliable"), ""));
+  auto interrupted = run_doc(day(4), 0, {load_doc("mixed", 1e6, 900)});
+  interrupted["verdict"].as_object()["incomplete"] = true;
+  write_night(dir.str(), night_document(interrupted, ""));
+  // Inconclusive only: nothing failed, a measurement like any other.
+  write_night(dir.str(), night_document(with_status(run_doc(day(5), 4, {load_doc("mixed", 1e6, 900)}), "inconclusive"), ""));
   std::vector<std::string> problems;
   const auto record = read_nights(dir.str(), problems);
-  ASSERT_EQ(record.size(), 3u);
+  ASSERT_EQ(record.size(), 5u);
   const auto window = comparison_window(record, record[0].fingerprint, {}, day(9));
-  ASSERT_EQ(window.size(), 1u);
+  ASSERT_EQ(window.size(), 2u);
   EXPECT_EQ(window[0]->started_at, day(1));
+  EXPECT_EQ(window[1]->started_at, day(5));
 }
 
 TEST(NightRecord, OtherSettingsAreAnotherSeries) {
