@@ -10,7 +10,7 @@ set -uo pipefail
 build=${1:?usage: browser_test.sh BUILD_DIR SAMPLES_BIN [CRH_BIN]}
 samples=${2:?usage: browser_test.sh BUILD_DIR SAMPLES_BIN [CRH_BIN]}
 crh=${3:-}
-out="$(cd "$build" && pwd)/browser-test"
+mkdir -p "$build" && out="$(cd "$build" && pwd)/browser-test"
 rm -rf "$out" && mkdir -p "$out"
 fail() { echo "reports.browser: FAIL: $*"; failed=1; }
 failed=0
