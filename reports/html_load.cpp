@@ -105,7 +105,7 @@ std::string operations_table(const DocView& load, const std::string& scenario, b
       "<th class=\"n\">p99.9</th><th class=\"n\">max</th><th class=\"n\">mean</th>" +
       std::string(open_loop ? "<th class=\"n\">p99 from send</th>" : "") + "<th>answers besides 200</th></tr>\n";
   LineChart curves = percentile_chart("Latency by percentile, " + scenario, "latency");
-  bool intervals = false;
+  bool intervals = false, few_blocks = false;
   for (const auto& [name, op] : load[k::load::operations].fields()) {
     const auto l = op[o::latency];
     std::string detail;
@@ -119,6 +119,7 @@ std::string operations_table(const DocView& load, const std::string& scenario, b
     for (const auto& p : percentiles_of(l)) {
       out += percentile_cell(p);
       if (p.has_interval()) curve.whiskers.push_back({nines(p.q), *p.lower / 1e6, *p.upper / 1e6, !p.backed});
+      few_blocks |= p.has_interval() && p.blocks_absent;
     }
     intervals |= has_intervals(l);
     for (auto key : {k::latency::max_ns, k::latency::mean_ns})
@@ -132,7 +133,8 @@ std::string operations_table(const DocView& load, const std::string& scenario, b
   out += intervals ? "<p class=\"muted\">" + esc(kIntervalLegend) +
                          "; the whiskers on the curves are these intervals. A percentile with fewer than 10 samples "
                          "beyond it is <span class=\"notbacked\">not backed</span>: shown, never failing a "
-                         "comparison.</p>\n"
+                         "comparison." +
+                         (few_blocks ? " " + esc(std::string(kFewBlocks)) + "." : std::string()) + "</p>\n"
                    : "<p class=\"muted\">No percentile intervals: the document was written by an older crh.</p>\n";
   return out + line_chart(curves);
 }

@@ -48,6 +48,11 @@ std::string interval_text(double value, std::optional<double> lower, std::option
 // The short why of a not-backed percentile: "412 samples; ~24 s at this rate would back it".
 std::string not_backed_text(const ShownPercentile& p);
 
+// Said once where a load had fewer than 10 per-second blocks for some percentile.
+inline constexpr const char* kFewBlocks =
+    "fewer than 10 one-second blocks behind some percentiles: their rank (binomial) interval is shown, which "
+    "ignores that samples close in time move together";
+
 // What the interval shown is, said once per report.
 inline constexpr const char* kIntervalLegend =
     "[95% interval: the wider of the rank (binomial) and per-second-block intervals; "

@@ -44,7 +44,7 @@ std::string operations_table(const DocView& doc) {
   std::string out = left("operation", 13) + right("count", 9) + right("rate/s", 10) + right("errors", 8) +
                     right("refused", 9) + right("p50", 10) + right("p90", 10) + right("p99", 10) + right("p99.9", 10) +
                     right("max", 10) + right("mean", 10) + (open_loop ? right("p99 sent", 11) : "") + "\n";
-  bool intervals = false, not_backed = false;
+  bool intervals = false, not_backed = false, few_blocks = false;
   for (const auto& [name, op] : doc[k::load::operations].fields()) {
     const auto lat = op[o::latency];
     const auto ps = percentiles_of(lat);
@@ -56,7 +56,10 @@ std::string operations_table(const DocView& doc) {
     if (has_intervals(lat)) {
       intervals = true;
       out += interval_line(ps);
-      for (const auto& p : ps) not_backed |= !p.backed;
+      for (const auto& p : ps) {
+        not_backed |= !p.backed;
+        few_blocks |= p.has_interval() && p.blocks_absent;
+      }
     }
     std::string detail;
     for (const auto& [code, n] : op[o::statuses].fields())
@@ -66,6 +69,7 @@ std::string operations_table(const DocView& doc) {
   }
   if (intervals)
     out += std::string(kIntervalLegend) +
+           (few_blocks ? "\n" + std::string(kFewBlocks) : "") +
            (not_backed ? "\n* not backed: fewer than 10 samples beyond the percentile; it never fails a comparison" : "") +
            "\n";
   else if (!doc[k::load::operations].fields().empty())

@@ -62,6 +62,20 @@ TEST(Intervals, TerminalShowsEachPercentileWithItsInterval) {
   EXPECT_TRUE(contains(text, "3.10 ms*")) << "the table does not mark the not-backed percentile: " << text;
 }
 
+RunMeta meta();
+
+// A short load (fewer than 10 one-second blocks): the rank interval is shown, and said so.
+TEST(Intervals, FewBlocksAreSaid) {
+  auto load = load_with_intervals();
+  EXPECT_FALSE(contains(load_summary(json::value(load), {}), "fewer than 10 one-second blocks"));
+  for (auto& [name, op] : load["operations"].as_object())
+    op.as_object()["latency"].as_object()["percentiles"].as_object()["p99"].as_object().erase("blocks");
+  EXPECT_TRUE(contains(load_summary(json::value(load), {}), "fewer than 10 one-second blocks behind some percentiles"));
+  RunParts parts;
+  parts.loads.push_back(load);
+  EXPECT_TRUE(contains(html_report(run_document(parts, std::nullopt, meta())), "fewer than 10 one-second blocks"));
+}
+
 TEST(Intervals, OlderDocumentsSayTheyHaveNone) {
   const auto text = load_summary(json::value(load_without_intervals()), {});
   EXPECT_TRUE(contains(text, "no percentile intervals")) << text;
