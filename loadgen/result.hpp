@@ -39,7 +39,8 @@ double measured(const Threshold& t, const LoadResult& r);
 std::vector<ThresholdVerdict> evaluate(const std::vector<Threshold>& thresholds, const LoadResult& r);
 
 // 1 when an invariant broke, a threshold was breached or the run proved
-// nothing, else 0.
+// nothing; else 4 when the load is INVALID (the generator, not the target,
+// limited its figures: they cannot tell); else 0.
 int exit_code_of(const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts);
 
 // Why a merge of shards (crh report) is not the whole load: an index

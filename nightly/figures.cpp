@@ -120,7 +120,14 @@ std::vector<NightFigure> figures_of_loads(const std::vector<json::object>& loads
         for (const auto& rep : per_rep)
           for (const auto& g : rep)
             if (g.key() == f.key()) f.estimate.repetitions.push_back(g.estimate.value);
-        if (f.estimate.repetitions.size() == reps.size()) f.estimate.value = median(f.estimate.repetitions);
+        if (f.estimate.repetitions.size() == reps.size()) {
+          // The median, and the repetitions' range as its interval: the
+          // merged histogram's interval is of another figure (all runs as one).
+          const auto [lo, hi] = std::minmax_element(f.estimate.repetitions.begin(), f.estimate.repetitions.end());
+          f.estimate.value = median(f.estimate.repetitions);
+          f.estimate.lower = *lo;
+          f.estimate.upper = *hi;
+        }
       }
     }
     for (auto& f : figures) out.push_back(std::move(f));

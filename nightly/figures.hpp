@@ -15,7 +15,7 @@ namespace crh::nightly {
 // Per load: throughput and error rate of the whole load ("all"); per
 // operation p50 and p99 (with their intervals and whether they are backed),
 // throughput and error rate. A load of `crh run --repeat K` gives each
-// figure's repetitions, and its value is their median.
+// figure's repetitions; its value is their median, its interval their range.
 std::vector<NightFigure> figures_of_loads(const std::vector<boost::json::object>& loads);
 boost::json::object figure_json(const NightFigure& f);
 

@@ -256,13 +256,18 @@ GateResult judge(const GateInput& in) {
   } else if (-e > half && -e > good_limit) {
     r.verdict = Verdict::improved;
     r.reason = against + "; better, beyond the band and" + lim;
-  } else if (e + half95 > bad_limit) {
+  } else if (e > bad_limit) {
+    // Worse than the limit on its face, but the nights' noise could explain it.
     r.verdict = Verdict::inconclusive;
-    r.reason = against + (e > bad_limit ? "; beyond" + lim + " but within the band: the nights' noise could explain it"
-                                        : "; within the limit, but the interval of the change reaches" + lim);
+    r.reason = against + "; beyond" + lim + " but within the band: the nights' noise could explain it";
   } else {
+    // Within the limit. Where the interval of the change reaches the limit a
+    // worsening of that size could hide in the noise: said, but no alarm
+    // (at a night's usual spread nearly every night would be one; the
+    // smallest detectable change states what the gate can see).
     r.verdict = Verdict::no_change;
-    r.reason = against + "; within" + lim;
+    r.reason = against + "; within" + lim +
+               (e + half95 > bad_limit ? " (its interval reaches it: a change that size could hide in the noise)" : "");
   }
   r.reason += "; smallest worsening it would catch: " + num(r.min_detectable_pct) + "%";
   return r;

@@ -16,9 +16,12 @@
 //    regressed: e > band and e > log of the limit, and (K >= 3) at least 3/4
 //    of tonight's repetitions worse by half the limit (else inconclusive: they
 //    disagree; a majority of outlier runs, not a slower service); improved: mirrored;
-//    inconclusive: neither, and the 95% interval e + t_df(0.975) * sp reaches
-//    the limit (only the bad side: a night that might have improved has
-//    nothing to warn about); otherwise no change.
+//    inconclusive: neither, and e beyond the limit but within the band (worse
+//    than the limit on its face, yet the nights' noise could explain it);
+//    otherwise no change, its reason saying when the 95% interval
+//    e + t_df(0.975) * sp reaches the limit. (An earlier rule called that
+//    inconclusive: on real nights at the nightly settings every night was,
+//    bench/nightly/nights.sh, 14 of 14.)
 //  * Minimum detectable change: analytic, at the estimated spread:
 //    max(band, limit) + z(0.80) * sp, as a worsening in percent.
 #pragma once

@@ -235,7 +235,7 @@ void tally_parts(const RunParts& parts, Tally& t) {
     const int c = static_cast<int>(verdict.find(v::exit_code).maybe_num().value_or(0));
     t.worst(c);
     const std::string scenario = load.find(k::envelope::config).find(k::load_config::scenario).str();
-    if (c != 0) t.reasons.emplace_back(scenario + " load: " + verdict.find(v::reason).str());
+    if (c != 0 && c != 4) t.reasons.emplace_back(scenario + " load: " + verdict.find(v::reason).str());
     // An INVALID load measured the generator: the night cannot tell (exit 4).
     if (const auto valid = verdict.find(v::valid); valid.is_bool() && !valid.boolean()) {
       t.worst(4);

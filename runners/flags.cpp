@@ -44,7 +44,7 @@ void OutputFlags::add_to(CLI::App* sub, const OutputHelp& help) {
 int with_output_problems(const std::string& command, const std::vector<std::string>& problems, int exit_code) {
   for (const auto& problem : problems) {
     std::cerr << command << ": " << problem << "\n";
-    exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
+    exit_code = worse_exit(exit_code, kExitUsage);
   }
   return exit_code;
 }

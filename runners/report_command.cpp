@@ -124,7 +124,7 @@ int run_report_command(const ReportOptions& o) {
   if (!o.nights.dir.empty())
     if (auto problem = record_night(o.nights, doc, o.output.html_file)) {
       std::cerr << "crh report: " << *problem << "\n";
-      exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
+      exit_code = worse_exit(exit_code, kExitUsage);
     }
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   try {

@@ -296,12 +296,12 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
   core::redact_values(doc);  // a value the target sent that a message quotes whole
   namespace keys = core::keys;
   const auto& verdict = doc.at(keys::envelope::verdict);
-  exit_code = std::max(exit_code, static_cast<int>(verdict.at(keys::verdict::exit_code).to_number<long>()));
+  exit_code = worse_exit(exit_code, static_cast<int>(verdict.at(keys::verdict::exit_code).to_number<long>()));
   exit_code = with_output_problems("crh run", write_outputs(doc.as_object(), o.output.files()), exit_code);
   if (!o.nights.dir.empty())  // every night is recorded, the failed and the interrupted too
     if (auto problem = record_night(o.nights, doc.as_object(), o.output.html_file)) {
       std::cerr << "crh run: " << *problem << "\n";
-      exit_code = std::max(exit_code, static_cast<int>(kExitUsage));
+      exit_code = worse_exit(exit_code, kExitUsage);
     }
   const auto& out = o.output;
   std::cout << reports::run_closing(doc.as_object(), style_of(ctx));  // the parts were shown as they ended

@@ -60,6 +60,14 @@ TEST(LoadVerdict, AUserErrorLimitReplacesTheDefault) {
   EXPECT_EQ(parse_thresholds({"tag.errors<10%"}).size(), 2u);
 }
 
+TEST(LoadVerdict, AnInvalidLoadCannotTellUnlessItFailed) {
+  auto r = answered_with(404, 0, 1000);
+  r.invalid.push_back("the generator thread was busy 97% of the run");
+  EXPECT_EQ(exit_code_of(r, evaluate(parse_thresholds({}), r)), 4);
+  r.violation_count = 1;  // a broken invariant is a failure whoever limited the figures
+  EXPECT_EQ(exit_code_of(r, evaluate(parse_thresholds({}), r)), 1);
+}
+
 TEST(LoadVerdict, ACleanRunPassesWithTheDefault) {
   const auto r = answered_with(404, 0, 1000);
   EXPECT_FALSE(proved_nothing(r));

@@ -170,6 +170,8 @@ TEST(NightFigures, RepetitionsGiveTheirMedianAndSpread) {
     if (f.key() == "race get p50") p50 = &f;
   ASSERT_NE(p50, nullptr);
   EXPECT_DOUBLE_EQ(p50->estimate.value, 1.2e6);
+  EXPECT_DOUBLE_EQ(*p50->estimate.lower, 1.0e6);
+  EXPECT_DOUBLE_EQ(*p50->estimate.upper, 3.0e6);
   EXPECT_EQ(p50->estimate.repetitions.size(), 3u);
 }
 
