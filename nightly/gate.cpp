@@ -218,6 +218,7 @@ GateResult judge(const GateInput& in) {
   r.change_lower_pct = std::expm1(d - half95) * 100;
   r.change_upper_pct = std::expm1(d + half95) * 100;
 
+  auto num = [&](double v) { return in.format ? in.format(v) : crh::nightly::num(v); };
   const std::string against =
       num(in.tonight.value) + " is " + pct(r.change_pct) + " against " +
       (window ? "the level " + num(r.reference) + " of " + std::to_string(x.size()) + " nights" +
@@ -269,7 +270,7 @@ GateResult judge(const GateInput& in) {
     r.reason = against + "; within" + lim +
                (e + half95 > bad_limit ? " (its interval reaches it: a change that size could hide in the noise)" : "");
   }
-  r.reason += "; smallest worsening it would catch: " + num(r.min_detectable_pct) + "%";
+  r.reason += "; smallest worsening it would catch: " + crh::nightly::num(r.min_detectable_pct) + "%";
   return r;
 }
 

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +59,9 @@ struct GateInput {
   std::optional<Estimate> last_night;  // the last comparable passed night, as measured
   Better better = Better::lower;
   double limit_pct = 20;  // the practical limit, --max-regression
+  // How the reason writes a value of the figure (its unit: "1.24 ms",
+  // "1520/s"); empty: the bare number.
+  std::function<std::string(double)> format;
 };
 
 inline constexpr std::size_t kWindow = 20;

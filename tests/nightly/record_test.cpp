@@ -2,7 +2,9 @@
 // load documents; tonight judged against a synthetic record.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <random>
 
@@ -238,6 +240,69 @@ TEST(NightsComparison, AMachineChangeIsMarked) {
   const auto c = compare_with_nights(t, record, {}, dir.str(), 20);
   ASSERT_EQ(c.at("changes").as_array().size(), 1u);
   EXPECT_EQ(c.at("changes").as_array()[0].at("what").as_string(), "machine");
+}
+
+}  // namespace
+}  // namespace crh::nightly
+
+namespace crh::nightly {
+namespace {
+
+// Nights whose get p50 follows `p50(i)`, each judged as tonight against the
+// ones before it and recorded with its verdict; the index of the first night
+// that failed on a change point (or -1).
+int first_change_point_failure(TempDir& dir, int nights, const std::function<double(int)>& p50) {
+  for (int i = 0; i < nights; ++i) {
+    std::vector<std::string> problems;
+    const auto record = read_nights(dir.str(), problems);
+    const auto night = run_doc(day(1 + i % 28).replace(5, 2, i < 28 ? "11" : "12"), 0, {load_doc("mixed", p50(i), 900)});
+    Tonight t;
+    t.figures = figures_of_loads({load_doc("mixed", p50(i), 900)});
+    t.fingerprint = fingerprint_hash(fingerprint_fields(night));
+    t.started_at = night.at("started_at").as_string().c_str();
+    const auto c = compare_with_nights(t, record, {}, dir.str(), 20);
+    bool failed = false;
+    for (const auto& cp : c.at("change_points").as_array()) failed = failed || cp.at("beyond_limit").as_bool();
+    if (failed) return i;
+    auto recorded = night;
+    const bool regressed = c.at("regressions").to_number<long>() > 0;
+    recorded["verdict"].as_object()["exit_code"] = regressed ? 1 : 0;
+    write_night(dir.str(), night_document(recorded, ""));
+  }
+  return -1;
+}
+
+TEST(NightsComparison, ADriftOfFivePercentANightFailsOnceBeyondTheLimit) {
+  TempDir dir;
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0.0, 0.03);
+  const int at = first_change_point_failure(dir, 36, [&](int i) {
+    return 1e6 * std::exp(noise(rng)) * (i < 20 ? 1.0 : 1.0 + 0.05 * (i - 19));
+  });
+  EXPECT_GE(at, 23);  // not before it is 20% above its level
+  EXPECT_LE(at, 25);  // within 5 nights of its start (night 20)
+}
+
+TEST(NightsComparison, MeasuredNightsInTwoClustersShowNoChangePoint) {
+  // race untag p50 (us) of 19 unchanged nights on this machine (bench/nightly):
+  // the first five happen to lean low; a change point "from night 6" failed
+  // nights 18 and 19 before it had to be beyond the earlier nights too.
+  const double measured[] = {174, 259, 220, 209, 168, 255, 253, 265, 252, 252,
+                             262, 273, 195, 248, 212, 257, 288, 294, 282};
+  TempDir dir;
+  EXPECT_EQ(first_change_point_failure(dir, 19, [&](int i) { return measured[i] * 1e3; }), -1);
+}
+
+TEST(NightsComparison, NightsInTwoClustersShowNoChangePoint) {
+  // race untag p50 as measured on this machine: 170-220 us or 250-290 us, night by night.
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    TempDir dir;
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> low(170e3, 220e3), high(250e3, 290e3);
+    std::bernoulli_distribution cluster(0.65);
+    EXPECT_EQ(first_change_point_failure(dir, 30, [&](int) { return cluster(rng) ? high(rng) : low(rng); }), -1)
+        << "seed " << seed;
+  }
 }
 
 }  // namespace
