@@ -22,6 +22,7 @@
 #include <optional>
 
 #include "nightly/gate.hpp"
+#include "nightly/median.hpp"
 
 namespace crh::nightly {
 
@@ -30,15 +31,8 @@ namespace {
 constexpr double kSlack = 1.0, kAlarm = 5.0, kClip = 3.0;
 constexpr std::size_t kLookBack = 3;
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 double median_range(const std::vector<double>& x, std::size_t a, std::size_t b) {
-  return median_of(std::vector<double>(x.begin() + static_cast<std::ptrdiff_t>(a), x.begin() + static_cast<std::ptrdiff_t>(b)));
+  return median(std::vector<double>(x.begin() + static_cast<std::ptrdiff_t>(a), x.begin() + static_cast<std::ptrdiff_t>(b)));
 }
 
 struct Fit {
@@ -95,9 +89,9 @@ std::vector<ChangePoint> change_points(const std::vector<double>& series, Better
   if (n <= kMinNights) return {};
   std::vector<double> diff;
   for (std::size_t i = 1; i < n; ++i) diff.push_back(x[i] - x[i - 1]);
-  const double dm = median_of(diff);
+  const double dm = median(diff);
   for (double& d : diff) d = std::fabs(d - dm);
-  const double sigma = std::max(1.4826 * median_of(diff) / std::sqrt(2.0), kSpreadFloor);
+  const double sigma = std::max(1.4826 * median(diff) / std::sqrt(2.0), kSpreadFloor);
 
   std::vector<Fit> found;
   std::size_t seg = 0;

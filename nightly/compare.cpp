@@ -1,6 +1,7 @@
 // Tonight against the record of nights: the gate per figure, change points,
 // machine and version changes.
 #include "nightly/compare.hpp"
+#include "nightly/median.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,12 +28,6 @@ constexpr std::size_t kChangePointNights = 60;
 
 json::value number_or_null(std::optional<double> v) {
   return v && std::isfinite(*v) ? json::value(*v) : json::value(nullptr);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const auto m = v.size() / 2;
-  return v.empty() ? 0 : v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 // Error rates: against the median of the window (or the last night), worse

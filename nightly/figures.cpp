@@ -1,5 +1,6 @@
 // Figures of a night's loads, its fingerprint, and whether it can be trusted.
 #include "nightly/figures.hpp"
+#include "nightly/median.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,13 +18,6 @@ namespace k = core::keys;
 using core::DocView;
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
 
 std::optional<double> error_rate(const DocView& op) {
   const auto count = op.find(k::operation::count).maybe_num(), errors = op.find(k::operation::errors).maybe_num();

@@ -12,6 +12,7 @@
 //    nights over 30 independent figures at any noise; the limit then decides
 //    only what matters in practice.
 #include "nightly/gate.hpp"
+#include "nightly/median.hpp"
 
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
@@ -40,12 +41,6 @@ namespace {
 double t_quantile(double df, double p) {
   if (!std::isfinite(df) || df > 1e6) return boost::math::quantile(boost::math::normal(), p);
   return boost::math::quantile(boost::math::students_t(std::max(df, 1.0)), p);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double sd(const std::vector<double>& v) {
