@@ -1,4 +1,6 @@
-// packet_redaction: see packet_redaction.hpp
+// packet_redaction: see packet_redaction.hpp. Each direction tracked in
+// sequence space and the packet edited here; the Apikey values are found by
+// apikey_scanner, the headers read by packet_headers.
 #include "capture/packet_redaction.hpp"
 
 #include <algorithm>
@@ -8,183 +10,19 @@
 #include <deque>
 #include <string_view>
 
-#include <pcap/dlt.h>
+#include "capture/apikey_scanner.hpp"
+#include "capture/packet_headers.hpp"
 
 namespace crh::capture::detail {
 namespace {
 
-constexpr std::string_view kName = "apikey";
 // Payload kept per flow ahead of a gap, to read once the gap fills; past it
 // the gap is taken as lost to the capture (a packet the kernel dropped is
 // never retransmitted) and reading goes on after it.
 constexpr std::size_t kPendingBytes = 64 * 1024;
-constexpr std::size_t kRanges = 512;   // value ranges kept per flow for later retransmissions
 constexpr std::size_t kHoles = 64;     // ranges given up per flow, kept to read a late copy of them alone
 constexpr std::size_t kFlows = 16384;  // connection directions tracked; one is dropped for a new one past it
 constexpr std::size_t kEdgeMin = 4;    // shortest end of the key matched at a segment edge
-
-std::uint16_t be16(const unsigned char* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
-std::uint32_t be32(const unsigned char* p) {
-  return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
-}
-
-char lower(unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c); }
-
-// Where the IP header starts for a link type, or -1. The protocol is read
-// from the IP version nibble, so BSD loopback's host-order family needs no care.
-long ip_offset(int link_type, std::span<const unsigned char> p) {
-  switch (link_type) {
-    case DLT_EN10MB: {
-      std::size_t off = 12;
-      while (p.size() >= off + 2) {
-        const auto type = be16(&p[off]);
-        if (type == 0x8100 || type == 0x88a8 || type == 0x9100) {
-          off += 4;
-          continue;
-        }
-        return (type == 0x0800 || type == 0x86DD) ? static_cast<long>(off + 2) : -1;
-      }
-      return -1;
-    }
-    case DLT_LINUX_SLL: return 16;
-    case DLT_LINUX_SLL2: return 20;
-    case DLT_NULL:
-    case DLT_LOOP: return 4;
-    case DLT_RAW:
-    case DLT_IPV4:
-    case DLT_IPV6: return 0;
-    default: return link_type == 101 ? 0 : -1;  // LINKTYPE_RAW as written in files
-  }
-}
-
-}  // namespace
-
-std::uint16_t tcp_checksum_fold(bool ipv6, const unsigned char* src, const unsigned char* dst,
-                                std::span<const unsigned char> tcp) {
-  std::uint64_t sum = 0;
-  const std::size_t alen = ipv6 ? 16 : 4;
-  for (std::size_t i = 0; i < alen; i += 2) sum += be16(src + i) + be16(dst + i);
-  sum += 6;  // next header / protocol: TCP
-  sum += ipv6 ? (tcp.size() >> 16) + (tcp.size() & 0xFFFF) : tcp.size();
-  std::size_t i = 0;
-  for (; i + 1 < tcp.size(); i += 2) sum += be16(&tcp[i]);
-  if (i < tcp.size()) sum += std::uint32_t{tcp[i]} << 8;
-  while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
-  return static_cast<std::uint16_t>(sum);
-}
-
-namespace {
-
-// One reader of a direction's bytes in stream order: where the Apikey values
-// are, as offsets from the direction's first byte.
-struct Scanner {
-  enum class State { line_start, name, ows, value, other };
-  State state = State::line_start;
-  std::size_t name_pos = 0;
-  std::uint64_t next = 0;                                      // the next offset not read
-  std::uint64_t open_start = 0;                                // the value being read, when state == value
-  std::deque<std::pair<std::uint64_t, std::uint64_t>> ranges;  // closed values [begin, end), ascending
-
-  void close(std::uint64_t end) {
-    ranges.emplace_back(open_start, end);
-    if (ranges.size() > kRanges) ranges.pop_front();
-  }
-
-  // Reads [at, at + n), `at` being `next`; returns the values opened.
-  unsigned scan(const unsigned char* data, std::size_t n, std::uint64_t at) {
-    unsigned opened = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (state == State::other) {  // the rest of a line that is not the header: skipped whole
-        const void* nl = std::memchr(data + i, '\n', n - i);
-        if (nl == nullptr) break;
-        i = static_cast<std::size_t>(static_cast<const unsigned char*>(nl) - data);
-        state = State::line_start;
-        continue;
-      }
-      const unsigned char c = data[i];
-      const std::uint64_t pos = at + i;
-      switch (state) {
-        case State::line_start:
-          if (lower(c) == kName[0]) {
-            state = State::name;
-            name_pos = 1;
-          } else if (c != '\n') {
-            state = State::other;
-          }
-          break;
-        case State::name:
-          if (name_pos == kName.size()) {
-            state = c == ':' ? State::ows : (c == '\n' ? State::line_start : State::other);
-          } else if (lower(c) == kName[name_pos]) {
-            ++name_pos;
-          } else {
-            state = c == '\n' ? State::line_start : State::other;
-          }
-          break;
-        case State::ows:
-          if (c == ' ' || c == '\t') break;
-          if (c == '\r' || c == '\n') {
-            state = c == '\n' ? State::line_start : State::other;
-            break;
-          }
-          state = State::value;
-          open_start = pos;
-          ++opened;
-          break;
-        case State::value:
-          if (c == '\r' || c == '\n') {
-            close(pos);
-            state = c == '\n' ? State::line_start : State::other;
-          }
-          break;
-        case State::other:
-          if (c == '\n') state = State::line_start;
-          break;
-      }
-    }
-    next = at + n;
-    return opened;
-  }
-
-  // Overwrites the bytes of [at, at + n) that belong to a value; returns
-  // how many values it touched.
-  unsigned overwrite(unsigned char* data, std::size_t n, std::uint64_t at, std::string_view key, bool& edited) const {
-    unsigned touched = 0;
-    auto fill = [&](std::uint64_t b, std::uint64_t e, bool closed) {
-      const std::uint64_t from = std::max(b, at), to = std::min(e, at + n);
-      if (from >= to) return;
-      ++touched;
-      const unsigned char f = fill_of(data, n, at, b, e, closed, key);
-      for (auto k = from; k < to; ++k) {
-        auto& byte = data[k - at];
-        if (byte != f) {
-          byte = f;
-          edited = true;
-        }
-      }
-    };
-    if (state == State::value) fill(open_start, next, false);
-    for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) {
-      if (it->second <= at) break;  // ascending: the rest end earlier still
-      fill(it->first, it->second, true);
-    }
-    return touched;
-  }
-
-  // A value seen whole in this segment that is not the key is filled apart
-  // (kOtherFill), so a reader of the capture can still tell a wrong key's
-  // refusal from a refusal of the key (crh pcap check's binding rules). The
-  // key, and a value not seen whole here, get kFill: nothing about the key
-  // is shown either way.
-  static unsigned char fill_of(const unsigned char* data, std::size_t n, std::uint64_t at, std::uint64_t b,
-                               std::uint64_t e, bool closed, std::string_view key) {
-    if (!closed || b < at || e > at + n) return PacketRedactor::kFill;
-    const std::string_view value(reinterpret_cast<const char*>(data + (b - at)), e - b);
-    const bool key_or_filled =
-        value == key || value.find_first_not_of(static_cast<char>(PacketRedactor::kFill)) == std::string_view::npos;
-    return key_or_filled ? PacketRedactor::kFill : PacketRedactor::kOtherFill;
-  }
-};
 
 // Bytes that may be part of a key token; the ends of the key matched at a
 // segment's edge below 4 bytes must stop at a byte that is not.

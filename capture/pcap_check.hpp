@@ -2,7 +2,7 @@
 // anyone, without sending a request. Exchanges stream through a judge that
 // keeps counts and the first few pieces of evidence per rule, and bounded
 // state for the rules that relate exchanges (R1 shapes, database read-back,
-// the binding rules through loadgen's Checker).
+// the binding rules through the oracle's Checker).
 #pragma once
 
 #include <boost/json/value.hpp>

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <tuple>
 
+#include "oracle/history.hpp"
+
 namespace crh::capture {
 namespace {
 
@@ -21,17 +23,18 @@ std::int64_t first_seen_ns(const WireExchange& x) {
 
 }  // namespace
 
-WireTimer::WireTimer(loadgen::LoadResult& result)
-    : result_(result),
-      connections_(result.client_connections),
-      matched_(result.client_exchanges.size(), false),
-      ops_(loadgen::kOpKinds) {
+WireTimer::WireTimer(std::span<const core::ClientConnection> connections,
+                     std::span<const core::ClientExchange> exchanges)
+    : exchanges_(exchanges),
+      connections_(connections.begin(), connections.end()),
+      matched_(exchanges.size(), false),
+      ops_(oracle::kOpKinds) {
   std::sort(connections_.begin(), connections_.end(), [](const auto& a, const auto& b) {
     return std::tie(a.port, a.connect_unix_ns, a.serial) < std::tie(b.port, b.connect_unix_ns, b.serial);
   });
-  records_.resize(result.client_exchanges.size());
+  records_.resize(exchanges_.size());
   std::iota(records_.begin(), records_.end(), 0u);
-  const auto& all = result.client_exchanges;
+  const auto& all = exchanges_;
   // Offsets grow with the order on a connection: one sort serves both keys.
   std::sort(records_.begin(), records_.end(), [&](std::uint32_t a, std::uint32_t b) {
     return std::tie(all[a].connection, all[a].order) < std::tie(all[b].connection, all[b].order);
@@ -41,8 +44,8 @@ WireTimer::WireTimer(loadgen::LoadResult& result)
 // By the request's place in the stream's bytes when the capture knows it
 // (it saw the SYN): exact even where packets were lost and whole requests
 // with them. Otherwise by its order on the connection.
-const loadgen::ClientExchange* WireTimer::find(std::uint64_t connection, const WireExchange& x) {
-  const auto& all = result_.client_exchanges;
+const core::ClientExchange* WireTimer::find(std::uint64_t connection, const WireExchange& x) {
+  const auto& all = exchanges_;
   auto it = std::lower_bound(records_.begin(), records_.end(), connection, [&](std::uint32_t i, std::uint64_t conn) {
     if (all[i].connection != conn) return all[i].connection < conn;
     return x.request_offset ? all[i].offset < *x.request_offset : all[i].order < x.sequence;
@@ -81,7 +84,7 @@ void WireTimer::add(const WireExchange& x) {
   const bool whole = x.complete && wire.has_value();
   if (!whole) ++summary_.incomplete;
   const std::uint64_t serial = connection_of(x);
-  const loadgen::ClientExchange* rec = serial ? find(serial, x) : nullptr;
+  const core::ClientExchange* rec = serial ? find(serial, x) : nullptr;
   if (!rec) {
     ++summary_.unpaired_wire;
     return;
@@ -109,24 +112,23 @@ void WireTimer::add(const WireExchange& x) {
   }
 }
 
-void WireTimer::finish(std::string file) {
-  const auto& all = result_.client_exchanges;
+WireFigures WireTimer::finish(std::string file) {
+  const auto& all = exchanges_;
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (matched_[i]) continue;
     ++summary_.unpaired_client;
     ops_[static_cast<std::size_t>(all[i].op)].unpaired += all[i].measured;
   }
-  for (std::size_t i = 0; i < loadgen::kOpKinds; ++i) result_.stats.ops[i].wire = ops_[i];
   summary_.file = std::move(file);
-  result_.wire = summary_;
+  return {ops_, summary_};
 }
 
-loadgen::WireSummary attach_wire_timing(const std::string& pcap_file, loadgen::LoadResult& result, ReadLimits limits) {
-  WireTimer timer(result);
+WireFigures wire_timing(const std::string& pcap_file, std::span<const core::ClientConnection> connections,
+                        std::span<const core::ClientExchange> exchanges, ReadLimits limits) {
+  WireTimer timer(connections, exchanges);
   read_capture(
       pcap_file, [&](WireExchange&& x) { timer.add(x); }, limits);
-  timer.finish(pcap_file);
-  return *result.wire;
+  return timer.finish(pcap_file);
 }
 
 }  // namespace crh::capture

@@ -36,7 +36,7 @@ std::vector<Item> list(CheckContext& ctx, const std::string& path, std::string_v
     // the profile's to say, not a broken rule, and nothing here can go on.
     if (!id)
       ctx.skip(label + ": an item of " + found->where + " has no id under the names " + fields_text(id_fields) + " (" +
-               excerpt(json::serialize(item)) + "); say which field holds it with " + id_key +
+               oracle::excerpt(json::serialize(item)) + "); say which field holds it with " + id_key +
                " in the profile (README, \"The profile\")");
     if (!seen.insert(*id).second) ctx.fail(rule, label + ": the id \"" + *id + "\" is listed twice");
     items.push_back({*id, item});
@@ -73,7 +73,8 @@ std::string agent_state(const CheckContext& ctx, const json::value& agent) {
 json::value get_agent(CheckContext& ctx, const std::string& id) {
   auto body = ctx.ok_json(ctx.send(Operation::get_agent, {.id = id}), "E2", "GET " + agent_path(id));
   if (!body.is_object())
-    ctx.fail("E2", "GET " + agent_path(id) + ": expected the agent object, got " + excerpt(json::serialize(body)));
+    ctx.fail("E2",
+             "GET " + agent_path(id) + ": expected the agent object, got " + oracle::excerpt(json::serialize(body)));
   return body;
 }
 
@@ -90,7 +91,7 @@ std::string tag(CheckContext& ctx, const std::string& name, int minutes, json::v
   auto id = alias_id(ctx, body);
   if (!id)  // the spec shows no alias fields: the id's name is the profile's to say
     ctx.skip("POST " + path + ": the tagged alias has no id under the names " + fields_text(ctx.fields().alias_id) +
-             " (" + excerpt(json::serialize(body)) +
+             " (" + oracle::excerpt(json::serialize(body)) +
              "); say which field holds it with id_fields.alias in the profile (README, \"The profile\"). The tag "
              "stays until it expires: without its id it cannot be deleted");
   ctx.janitor().tagged(*id);
@@ -99,7 +100,7 @@ std::string tag(CheckContext& ctx, const std::string& name, int minutes, json::v
   if (auto shown = tag_of(ctx, body); shown && !shown->empty() && *shown != name)
     ctx.fail("E8", "POST " + path + " with tag \"" + name + "\": expected the tagged alias, carrying that tag in \"" +
                        ctx.fields().alias_tag + "\", got alias " + *id + " with " + ctx.fields().alias_tag + " \"" +
-                       core::from_target(*shown, 80) + "\" (" + excerpt(json::serialize(body)) + ")");
+                       core::from_target(*shown, 80) + "\" (" + oracle::excerpt(json::serialize(body)) + ")");
   if (answer) *answer = std::move(body);
   return *id;
 }
@@ -137,7 +138,7 @@ std::optional<std::string> read_database_value(CheckContext& ctx, const std::str
   auto e = ctx.send(Operation::db_get, {.id = key});
   if (!e.answered() || e.response->status != 200) return std::nullopt;
   std::string why;
-  auto body = parse_json(e.response->body, why);
+  auto body = oracle::parse_json(e.response->body, why);
   return body ? database_value(ctx, *body) : std::nullopt;
 }
 
@@ -157,7 +158,7 @@ bool restore_agent(CheckContext& ctx, const std::string& id, const std::string& 
     auto get = ctx.send(Operation::get_agent, {.id = id});
     if (!put.answered() || !get.answered() || get.response->status != 200) return false;
     std::string why;
-    auto body = parse_json(get.response->body, why);
+    auto body = oracle::parse_json(get.response->body, why);
     if (body && agent_state(ctx, *body) == start_state) {
       ctx.janitor().agent_restored(id);
       return true;
@@ -187,7 +188,7 @@ void untag_quietly(CheckContext& ctx, const std::string& alias) {
 void untag_if_tagged(CheckContext& ctx, const core::Exchange& e) {
   if (!e.answered() || e.response->status != 200) return;
   std::string why;
-  if (auto body = parse_json(e.response->body, why))
+  if (auto body = oracle::parse_json(e.response->body, why))
     if (auto id = alias_id(ctx, *body)) untag_quietly(ctx, *id);
 }
 

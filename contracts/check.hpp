@@ -8,9 +8,16 @@
 #include <string_view>
 #include <vector>
 
-#include "contracts/shapes.hpp"
+#include "oracle/rules.hpp"
+#include "oracle/shapes.hpp"
 
 namespace crh::contracts {
+
+// A check's findings are the oracle's (what did not hold, MUST or SHOULD), and
+// the rules it covers are ids of the oracle's catalogue.
+using oracle::Finding;
+using oracle::rule_catalogue;
+using oracle::Severity;
 
 enum class Outcome {
   pass,

@@ -85,7 +85,7 @@ bool dropped(const core::Exchange& e) { return e.error == core::TransportError::
 
 // A request the target has no excuse to drop: its target is a valid URI of
 // sensible length (a framework may hang up on one that is not).
-bool well_formed(const core::HttpRequest& r) { return !malformed_target(r.target); }
+bool well_formed(const core::HttpRequest& r) { return !oracle::malformed_target(r.target); }
 
 // HTTP's idempotent methods as the API uses them (GET; snooze and wake are
 // PUTs): sent once more after a drop. A POST (tag, call, database write) or a
@@ -161,7 +161,7 @@ void CheckContext::note_tag_effect(const core::Exchange& e) {
   if (e.answered() && e.response->status != 200 && e.response->status < 500) return;  // refused: no effect
   if (e.answered() && e.response->status == 200) {
     std::string why;
-    if (auto body = parse_json(e.response->body, why))
+    if (auto body = oracle::parse_json(e.response->body, why))
       if (core::api::tagged_alias_id(fields(), *body)) return;  // the check knows its alias
   }
   run_.janitor.tag_unsure(core::api::request_parameter(e.request, "tag").value_or("(no tag name)"));
@@ -215,7 +215,7 @@ void CheckContext::record_attempt(const core::Exchange& e, bool final) {
   const auto& r = *e.response;
   const auto content_type = r.header("Content-Type");
   run_.record({result_.id, result_.evidence.back().curl, r.status, content_type, r.body,
-               protocol_level_refusal(e.request.target, r.status, content_type, r.body)});
+               oracle::protocol_level_refusal(e.request.target, r.status, content_type, r.body)});
 }
 
 void CheckContext::cite(const Recorded& r) {
@@ -223,7 +223,7 @@ void CheckContext::cite(const Recorded& r) {
       {r.curl,
        "HTTP " + std::to_string(r.status) + (r.content_type.empty() ? " (no Content-Type)" : " " + r.content_type) +
            ", " + std::to_string(r.body.size()) + " bytes" +
-           (r.body.empty() ? "" : ": " + excerpt(r.body, 200).substr(5)) + " (made by " + r.check + ")",
+           (r.body.empty() ? "" : ": " + oracle::excerpt(r.body, 200).substr(5)) + " (made by " + r.check + ")",
        {}});
 }
 
@@ -278,7 +278,7 @@ json::value CheckContext::ok_json(const core::Exchange& e, std::string_view rule
   const auto& r = response(e, what);
   if (r.status != 200) fail(rule, what + ": expected HTTP 200, got " + describe_answer(e));
   std::string why;
-  auto body = parse_json(r.body, why);
+  auto body = oracle::parse_json(r.body, why);
   if (!body) fail("C1", what + ": expected a JSON body (responses are JSON), got HTTP 200 where " + why);
   return std::move(*body);
 }
@@ -289,7 +289,7 @@ void CheckContext::refused(const core::Exchange& e, std::string_view rule, const
   if (r.status >= 200 && r.status < 300)
     fail(rule,
          what + ": expected an error answer (" + statuses_text(statuses) + " with a msg), got " + describe_answer(e));
-  for (auto& f : error_shape_findings(r.status, r.header("Content-Type"), r.body))
+  for (auto& f : oracle::error_shape_findings(r.status, r.header("Content-Type"), r.body))
     if (f.severity == Severity::must) fail(f.rule, what + ": " + f.text);
   prefer(std::find(statuses.begin(), statuses.end(), r.status) != statuses.end(), rule,
          what + ": expected HTTP " + statuses_text(statuses) + ", got HTTP " + std::to_string(r.status) +
@@ -301,7 +301,8 @@ std::string describe_answer(const core::Exchange& e) {
   const auto& r = *e.response;
   std::string ct = core::from_target(r.header("Content-Type"), 120);
   return "HTTP " + std::to_string(r.status) + (ct.empty() ? " (no Content-Type)" : " " + ct) + ", " +
-         std::to_string(r.body.size()) + " bytes" + (r.body.empty() ? "" : ": " + excerpt(r.body, 200).substr(5));
+         std::to_string(r.body.size()) + " bytes" +
+         (r.body.empty() ? "" : ": " + oracle::excerpt(r.body, 200).substr(5));
 }
 
 std::string statuses_text(const std::vector<unsigned>& statuses) {

@@ -19,8 +19,14 @@
 #include "core/call_driver.hpp"
 #include "core/http_client.hpp"
 #include "core/target.hpp"
+#include "oracle/shapes.hpp"
 
 namespace crh::contracts {
+
+// The oracle's readers of answers, which the executor and the auth suite name
+// unqualified (contracts/runner.cpp, contracts/suites/auth*.cpp).
+using oracle::excerpt;
+using oracle::parse_json;
 
 // How a request authenticates: the auth suite sends every kind of bad key.
 enum class KeyMode {

@@ -8,10 +8,11 @@
 
 #include <boost/json.hpp>
 
-#include "contracts/rules.hpp"
+#include "oracle/rules.hpp"
 #include "core/json_read.hpp"
 #include "core/result_envelope.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_contract.hpp"
+#include "core/result_keys_envelope.hpp"
 
 namespace crh::contracts {
 namespace json = boost::json;
@@ -65,7 +66,7 @@ CheckResult check_from_json(const json::object& o) {
   r.duration = from_ms(number_at(o, c::duration_ms, where));
   for (const auto& f : array_at(o, c::findings, where)) {
     const auto& finding = core::as_object(f, where + ".findings[]");
-    const Rule* rule = find_rule(string_at(finding, k::finding::rule, where + ".findings[]"));
+    const oracle::Rule* rule = oracle::find_rule(string_at(finding, k::finding::rule, where + ".findings[]"));
     r.findings.push_back({severity_named(string_at(finding, k::finding::severity, where + ".findings[]"), where),
                           rule ? rule->id : std::string_view{},
                           string_at(finding, k::finding::text, where + ".findings[]")});

@@ -36,6 +36,12 @@ struct RunOptions {
   std::function<void(const CheckResult&)> on_result;
 };
 
+// Checks in a row that end undecided on --timeout before the run decides the
+// target stopped answering: one slow answer is not a stall, and three keep a
+// deadlocked target's run within about 4 × --timeout (the restore's try is
+// the fourth).
+inline constexpr int kStallChecks = 3;
+
 struct RunReport {
   std::vector<CheckResult> results;  // in registry order
   bool unreachable = false;          // nothing could be asked: exit 3

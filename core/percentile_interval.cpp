@@ -12,7 +12,7 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_load.hpp"
 
 namespace crh::core {
 namespace {

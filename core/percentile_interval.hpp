@@ -115,7 +115,7 @@ std::uint64_t samples_to_back(double q);
 //  "backing_s" (only when not backed at a known rate), "note" (when one)}
 boost::json::object to_json(const PercentileInterval& p);
 
-// The percentiles every latency reports, by their key (core/result_keys.hpp).
+// The percentiles every latency reports, by their key (core/result_keys_load.hpp).
 struct ReportedPercentile {
   std::string_view key;  // "p50", "p90", "p99", "p99.9"
   double q;

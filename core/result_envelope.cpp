@@ -4,7 +4,7 @@
 #include <boost/json.hpp>
 #include <ctime>
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_envelope.hpp"
 
 namespace crh::core {
 

@@ -13,8 +13,9 @@
 
 #include "core/profile.hpp"
 #include "core/target.hpp"
-#include "loadgen/checker.hpp"
-#include "loadgen/history.hpp"
+#include "core/wire_records.hpp"
+#include "oracle/checker.hpp"
+#include "oracle/history.hpp"
 #include "loadgen/shard.hpp"
 #include "loadgen/stats.hpp"
 
@@ -28,7 +29,7 @@ std::string_view to_string(Scenario s);
 inline constexpr std::string_view kLoadDatabaseValue = "crh load";
 
 struct MixEntry {
-  OpKind op;
+  oracle::OpKind op;
   double weight;
 };
 
@@ -61,30 +62,6 @@ struct LoadConfig {
   std::optional<std::chrono::system_clock::time_point> start_at;  // measuring starts at this instant
 };
 
-// A connection the engine opened, for pairing with a capture's TCP streams.
-struct ClientConnection {
-  std::uint64_t serial = 0;  // run-unique, from 1
-  std::uint16_t port = 0;    // the local (client) port
-  // The wall clock when the connect began (before its SYN): captures are
-  // stamped with the wall clock, so this tells two connections on one port
-  // apart, and a connection of the engine from one of the setup's.
-  std::int64_t connect_unix_ns = 0;
-};
-
-// One request the engine wrote on a socket (keep_client_exchanges).
-struct ClientExchange {
-  std::uint64_t connection = 0;  // ClientConnection::serial
-  std::uint32_t order = 0;       // its place on the connection, from 0, every request written counted
-  OpKind op = OpKind::get;
-  bool measured = false;  // counted in the measured window
-  // From the request's first byte written to the answer's last byte read
-  // (uncorrected: not from when it was due); -1 without an answer.
-  std::int64_t latency_ns = -1;
-  // Request bytes written on the connection before it: where it starts in
-  // the TCP stream, which a capture knows exactly even where it lost packets.
-  std::uint64_t offset = 0;
-};
-
 // What the engine learned before it started.
 struct Discovery {
   std::vector<std::string> agents;   // ids, for get-agent, snooze and wake
@@ -98,7 +75,7 @@ struct Discovery {
 struct LoadResult {
   Stats stats;
   std::uint64_t violation_count = 0;
-  std::vector<Violation> violations;  // the first max_violations_kept
+  std::vector<oracle::Violation> violations;  // the first max_violations_kept
   std::uint64_t history_ops = 0;      // operations written to --history
   int connections = 0;                // connections it ran (race: rounds in flight), defaults resolved; 0: not known
   // Sharded or --start-at: this run's record (one), or after a merge the
@@ -113,10 +90,11 @@ struct LoadResult {
   std::vector<std::string> invalid;   // why the figures measure the generator, not the target
   bool interrupted = false;           // stopped early (Ctrl-C)
   // keep_client_exchanges only; never written to the document.
-  std::vector<ClientConnection> client_connections;
-  std::vector<ClientExchange> client_exchanges;
-  // Filled by capture::attach_wire_timing; the per-operation figures are in stats.ops[].wire.
-  std::optional<WireSummary> wire;
+  std::vector<core::ClientConnection> client_connections;
+  std::vector<core::ClientExchange> client_exchanges;
+  // A capture's wire timing (capture/wire_timing), joined in by the runner that made both;
+  // the per-operation figures are in stats.ops[].wire.
+  std::optional<core::WireSummary> wire;
 };
 
 // Counters the caller may read while the run goes on (for a progress line).

@@ -28,6 +28,7 @@
 #include "core/http.hpp"
 #include "core/http1.hpp"
 #include "loadgen/engine.hpp"
+#include "loadgen/history.hpp"
 #include "loadgen/tag_ledger.hpp"
 
 namespace crh::loadgen::engine {
@@ -35,6 +36,10 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using core::http1::ResponseReader;
+// The history's vocabulary, which every step of the engine speaks.
+using oracle::Op;
+using oracle::OpKind;
+using oracle::Outcome;
 
 // Why a request was ended before its answer came.
 enum class Cut : std::uint8_t {
@@ -112,17 +117,17 @@ struct Run {
   std::atomic<std::uint64_t> connection_serials{0};
 
   std::mutex mutex;  // guards the checker, the ledger and the violations
-  Checker checker;
+  oracle::Checker checker;
   TagLedger ledger;  // tags refused as "every alias tagged", against the load's own tags
   std::uint64_t violation_count = 0;
-  std::vector<Violation> violations;
+  std::vector<oracle::Violation> violations;
   HistoryWriter history;
 
   // Whether the ledger judges refused tags: only when the load can take itself
   // for the channel's only tagging client (Discovery::all_tagged_unjudged).
   bool judges_refusals() const { return discovery.all_tagged_unjudged.empty(); }
   // Counts and keeps violations; the mutex is held.
-  void add_violations(std::vector<Violation> found) {
+  void add_violations(std::vector<oracle::Violation> found) {
     for (auto& v : found) {
       ++violation_count;
       if (violations.size() < config.max_violations_kept) violations.push_back(std::move(v));
@@ -155,8 +160,8 @@ struct Worker {
   std::atomic<std::uint64_t> rounds{0};
   Clock::time_point stop_seen{};  // when this thread first saw Progress::stop
   // LoadConfig::keep_client_exchanges: this thread's connections and requests.
-  std::vector<ClientConnection> client_connections;
-  std::vector<ClientExchange> client_exchanges;
+  std::vector<core::ClientConnection> client_connections;
+  std::vector<core::ClientExchange> client_exchanges;
 
   Conn& new_conn() { return conns.emplace_back(ctx); }
 

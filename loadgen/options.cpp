@@ -14,8 +14,8 @@ std::vector<MixEntry> parse_mix(std::string_view text) {
     auto eq = item.find('=');
     if (eq == std::string_view::npos)
       throw std::invalid_argument("--mix: \"" + std::string(item) + "\" is not op=weight");
-    auto op = op_kind_by_name(item.substr(0, eq));
-    if (!op || *op == OpKind::get || *op == OpKind::untag || *op == OpKind::recall)
+    auto op = oracle::op_kind_by_name(item.substr(0, eq));
+    if (!op || *op == oracle::OpKind::get || *op == oracle::OpKind::untag || *op == oracle::OpKind::recall)
       throw std::invalid_argument("--mix: unknown operation \"" + std::string(item.substr(0, eq)) +
                                   "\" (expected list-agents, get-agent, snooze, wake, db-get, db-set, "
                                   "list-aliases, tag (each tag is then deleted) or call)");

@@ -152,7 +152,7 @@ net::awaitable<std::optional<std::string>> tag_alias(Worker& w, Slot& s, Clock::
 
 // The call and the recall, each released together; returns the call's
 // winners. `cut_short`: the run ended in the middle of the round.
-net::awaitable<std::size_t> race_callers(Worker& w, Slot& s, Round& round, const std::string& alias,
+net::awaitable<std::size_t> race_callers(Worker& w, Slot& s, oracle::Round& round, const std::string& alias,
                                          Clock::time_point tag_sent, bool& cut_short) {
   Run& run = w.run;
   for (std::size_t i = 0; i < s.calls.size(); ++i) s.calls[i] = run.calls.wire(alias, s.numbers[i]);
@@ -182,7 +182,7 @@ net::awaitable<std::size_t> race_callers(Worker& w, Slot& s, Round& round, const
 
 // Counts a whole round (when it began in the measured window and was not cut
 // short), hands it to the checker and writes it to the history.
-void close_round(Worker& w, Round& round, std::size_t winners, Clock::time_point tag_sent, bool cut_short) {
+void close_round(Worker& w, oracle::Round& round, std::size_t winners, Clock::time_point tag_sent, bool cut_short) {
   Run& run = w.run;
   if (tag_sent >= run.measure_from && tag_sent < run.measure_until && !cut_short) {
     auto& race = w.stats.race;
@@ -217,7 +217,7 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
     Answer tag;
     auto alias = co_await tag_alias(w, s, tag_sent, tag);
     if (!alias) continue;
-    Round round;
+    oracle::Round round;
     round.id = run.round_ids.fetch_add(1, std::memory_order_relaxed) + 1;
     round.lifetime_ns = lifetime_ns;
     round.tag = make_op(run, round.id, OpKind::tag, *alias, "", tag_sent, tag);

@@ -8,7 +8,8 @@
 
 #include "core/json_read.hpp"
 #include "core/result_envelope.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_load.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
@@ -38,26 +39,26 @@ core::Histogram histogram_at(const json::object& o, std::string_view where) {
   }
 }
 
-Op op_from_json(const json::object& o, const std::string& where) {
+oracle::Op op_from_json(const json::object& o, const std::string& where) {
   namespace p = k::proof;
-  Op op;
+  oracle::Op op;
   op.round = count_at(o, p::round, where);
-  auto kind = op_kind_by_name(string_at(o, p::op, where));
+  auto kind = oracle::op_kind_by_name(string_at(o, p::op, where));
   if (!kind) throw std::runtime_error(where + ".op: unknown operation");
   op.kind = *kind;
   op.alias = string_at(o, p::alias, where);
   if (o.contains(p::caller)) op.caller = string_at(o, p::caller, where);
   op.invoke_ns = integer_at(o, p::invoke_ns, where);
   op.complete_ns = integer_at(o, p::complete_ns, where);
-  op.outcome = enum_named<Outcome, kOutcomes>(string_at(o, p::outcome, where), where + ".outcome");
+  op.outcome = enum_named<oracle::Outcome, oracle::kOutcomes>(string_at(o, p::outcome, where), where + ".outcome");
   op.status = static_cast<unsigned>(count_at(o, p::status, where));
   if (o.contains(p::error)) op.error = string_at(o, p::error, where);
   return op;
 }
 
-WireOpStats wire_op_from_json(const json::object& o, const std::string& where) {
+core::WireOpStats wire_op_from_json(const json::object& o, const std::string& where) {
   namespace x = k::wire;
-  WireOpStats w;
+  core::WireOpStats w;
   w.latency = histogram_at(object_at(o, x::latency, where), where + ".latency");
   w.client = histogram_at(object_at(o, x::client, where), where + ".client");
   w.overhead = histogram_at(object_at(o, x::overhead, where), where + ".overhead");
@@ -89,7 +90,7 @@ OpStats op_stats_from_json(const json::object& o, const std::string& where, std:
   OpStats s;
   op_series_from_json(o, where, step, s);
   for (const auto& [name, v] : object_at(o, p::by_outcome, where)) {
-    const auto outcome = enum_named<Outcome, kOutcomes>(name, where + ".by_outcome");
+    const auto outcome = enum_named<oracle::Outcome, oracle::kOutcomes>(name, where + ".by_outcome");
     s.latency[static_cast<std::size_t>(outcome)] =
         histogram_at(core::as_object(v, where + ".by_outcome"), where + ".by_outcome." + std::string(name));
   }
@@ -147,7 +148,7 @@ void read_config(const json::object& doc, LoadConfig& c) {
   c.path = string_at(config, o::path, k::envelope::config);
   for (const auto& m : array_at(config, o::mix, k::envelope::config)) {
     const auto& entry = core::as_object(m, "config.mix[]");
-    auto op = op_kind_by_name(string_at(entry, k::mix::op, "config.mix[]"));
+    auto op = oracle::op_kind_by_name(string_at(entry, k::mix::op, "config.mix[]"));
     if (!op) throw std::runtime_error("config.mix[].op: unknown operation");
     c.mix.push_back({*op, number_at(entry, k::mix::weight, "config.mix[]")});
   }
@@ -192,7 +193,7 @@ void read_series_step(const json::object& doc, LoadResult& r) {
 
 void read_operations(const json::object& doc, LoadResult& r) {
   for (const auto& [name, v] : object_at(doc, k::load::operations, "")) {
-    auto kind = op_kind_by_name(name);
+    auto kind = oracle::op_kind_by_name(name);
     if (!kind) throw std::runtime_error("operations: unknown operation \"" + std::string(name) + "\"");
     const std::string where = "operations." + std::string(name);
     r.stats.ops[static_cast<std::size_t>(*kind)] =
@@ -215,14 +216,15 @@ void read_series(const json::object& doc, LoadResult& r) {
   }
 }
 
-Violation violation_from_json(const json::object& o) {
+oracle::Violation violation_from_json(const json::object& o) {
   namespace x = k::violation;
   const std::string where = "race.violations[]";
-  Violation violation{enum_named<ViolationKind, kViolationKinds>(string_at(o, x::kind, where), where + ".kind"),
-                      count_at(o, x::round, where),
-                      string_at(o, x::alias, where),
-                      string_at(o, x::explanation, where),
-                      {}};
+  oracle::Violation violation{
+      enum_named<oracle::ViolationKind, oracle::kViolationKinds>(string_at(o, x::kind, where), where + ".kind"),
+      count_at(o, x::round, where),
+      string_at(o, x::alias, where),
+      string_at(o, x::explanation, where),
+      {}};
   for (const auto& p : array_at(o, x::proof, where))
     violation.proof.push_back(op_from_json(core::as_object(p, where + ".proof[]"), where + ".proof[]"));
   return violation;
@@ -274,7 +276,7 @@ void read_wire(const json::object& doc, LoadResult& r) {
   namespace x = k::wire;
   const std::string where(k::load::wire);
   const auto& o = core::as_object(*value, where);
-  WireSummary w;
+  core::WireSummary w;
   w.file = string_at(o, x::file, where);
   w.exchanges = count_at(o, x::exchanges, where);
   w.paired = count_at(o, x::paired, where);

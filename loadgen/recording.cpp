@@ -43,7 +43,7 @@ void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock:
   const bool measured = !a.interrupted && counted_at >= w.run.measure_from && counted_at < w.run.measure_until;
   if (w.run.config.keep_client_exchanges && a.conn != 0) [[unlikely]]
     w.client_exchanges.push_back(
-        {a.conn, a.order, op, measured,
+        {a.conn, a.order, static_cast<std::uint8_t>(op), measured,
          a.status ? std::chrono::duration_cast<std::chrono::nanoseconds>(a.done - sent).count() : -1, a.offset});
   if (a.interrupted) return;  // the run ended first: it says nothing about the target
   const bool error = is_error(w.run.config, op, a);

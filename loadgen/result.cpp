@@ -13,7 +13,8 @@
 #include "core/output_file.hpp"
 #include "core/percentile_interval.hpp"
 #include "core/result_envelope.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_load.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
@@ -73,7 +74,7 @@ json::array op_series_json(const OpStats& s, std::uint32_t step) {
   return out;
 }
 
-json::object wire_op_json(const WireOpStats& w, double wall_s) {
+json::object wire_op_json(const core::WireOpStats& w, double wall_s) {
   namespace x = k::wire;
   return json::object{{x::latency, latency_json(w.latency, per_second(w.latency.count(), wall_s))},
                       {x::client, latency_json(w.client, per_second(w.client.count(), wall_s))},
@@ -84,7 +85,7 @@ json::object wire_op_json(const WireOpStats& w, double wall_s) {
                       {x::negative_overhead, w.negative_overhead}};
 }
 
-json::object wire_json(const WireSummary& w) {
+json::object wire_json(const core::WireSummary& w) {
   namespace x = k::wire;
   return json::object{{x::file, core::valid_utf8(w.file)},
                       {x::exchanges, w.exchanges},
@@ -101,9 +102,9 @@ json::object wire_json(const WireSummary& w) {
 json::object op_json(const OpStats& s, double wall_s, std::uint32_t step, std::size_t points) {
   namespace o = k::operation;
   json::object by_outcome;
-  for (std::size_t i = 0; i < kOutcomes; ++i)
+  for (std::size_t i = 0; i < oracle::kOutcomes; ++i)
     if (s.latency[i].count())
-      by_outcome[to_string(static_cast<Outcome>(i))] =
+      by_outcome[to_string(static_cast<oracle::Outcome>(i))] =
           latency_json(s.latency[i], per_second(s.latency[i].count(), wall_s));
   json::object statuses, failures;
   for (std::size_t code = 0; code < s.statuses.size(); ++code)
@@ -134,9 +135,9 @@ json::object op_json(const OpStats& s, double wall_s, std::uint32_t step, std::s
   return op;
 }
 
-json::object op_json_line(const Op& op) {
+json::object op_json_line(const oracle::Op& op) {
   boost::system::error_code ec;
-  auto v = json::parse(to_json_line(op), ec);
+  auto v = json::parse(oracle::to_json_line(op), ec);
   return ec ? json::object{} : v.get_object();
 }
 
@@ -146,10 +147,10 @@ std::vector<Threshold> parse_thresholds(const std::vector<std::string>& texts) {
   std::vector<Threshold> out;
   for (const auto& text : texts) {
     Threshold t = parse_threshold(text);
-    if (!t.subject.empty() && !op_kind_by_name(t.subject)) {
+    if (!t.subject.empty() && !oracle::op_kind_by_name(t.subject)) {
       std::string known;
-      for (std::size_t i = 0; i < kOpKinds; ++i)
-        known += (i ? ", " : "") + std::string(to_string(static_cast<OpKind>(i)));
+      for (std::size_t i = 0; i < oracle::kOpKinds; ++i)
+        known += (i ? ", " : "") + std::string(to_string(static_cast<oracle::OpKind>(i)));
       throw std::invalid_argument("threshold \"" + t.text + "\": unknown operation \"" + t.subject +
                                   "\" (expected one of " + known + ")");
     }
@@ -168,7 +169,7 @@ std::optional<std::string> proved_nothing(const LoadResult& r) {
   std::map<unsigned, std::uint64_t> statuses;
   std::uint64_t unanswered = 0;
   for (const auto& s : r.stats.ops) {
-    ok += s.latency[static_cast<std::size_t>(Outcome::ok)].count();
+    ok += s.latency[static_cast<std::size_t>(oracle::Outcome::ok)].count();
     for (std::size_t code = 0; code < s.statuses.size(); ++code)
       if (s.statuses[code]) statuses[static_cast<unsigned>(code)] += s.statuses[code];
     for (auto n : s.failures) unanswered += n;
@@ -185,7 +186,7 @@ std::optional<std::string> proved_nothing(const LoadResult& r) {
 
 double measured(const Threshold& t, const LoadResult& r) {
   const OpStats* op = nullptr;
-  if (!t.subject.empty()) op = &r.stats.ops[static_cast<std::size_t>(*op_kind_by_name(t.subject))];
+  if (!t.subject.empty()) op = &r.stats.ops[static_cast<std::size_t>(*oracle::op_kind_by_name(t.subject))];
   const double requests = static_cast<double>(op ? op->count() : total_requests(r));
   if (t.statistic == "violations") return static_cast<double>(r.violation_count);
   if (t.statistic == "rounds") return static_cast<double>(r.stats.race.rounds);
@@ -194,10 +195,10 @@ double measured(const Threshold& t, const LoadResult& r) {
   if (t.statistic == "errors" || t.statistic == "indeterminate") {
     double n = 0;
     if (t.statistic == "errors") n = static_cast<double>(op ? op->errors : total_errors(r));
-    else if (op) n = static_cast<double>(op->latency[static_cast<std::size_t>(Outcome::indeterminate)].count());
+    else if (op) n = static_cast<double>(op->latency[static_cast<std::size_t>(oracle::Outcome::indeterminate)].count());
     else
       for (const auto& s : r.stats.ops)
-        n += static_cast<double>(s.latency[static_cast<std::size_t>(Outcome::indeterminate)].count());
+        n += static_cast<double>(s.latency[static_cast<std::size_t>(oracle::Outcome::indeterminate)].count());
     if (t.quantity == Quantity::count) return n;
     return requests > 0 ? n / requests : kNaN;
   }
@@ -447,9 +448,10 @@ json::object result_document(const LoadConfig& c, const LoadResult& r, const std
   doc[k::envelope::verdict] = verdict_json(r, verdicts);
   doc[l::totals] = totals_json(r, connections_run(c, r));
   json::object ops;
-  for (std::size_t i = 0; i < kOpKinds; ++i)
+  for (std::size_t i = 0; i < oracle::kOpKinds; ++i)
     if (r.stats.ops[i].count())
-      ops[to_string(static_cast<OpKind>(i))] = op_json(r.stats.ops[i], r.wall_s, r.stats.series_step_s, r.stats.seconds.size());
+      ops[to_string(static_cast<oracle::OpKind>(i))] =
+          op_json(r.stats.ops[i], r.wall_s, r.stats.series_step_s, r.stats.seconds.size());
   doc[l::operations] = std::move(ops);
   // Seconds per point of the series: 1, or more for runs longer than kMaxSeriesPoints s.
   doc[l::series_step_s] = r.stats.series_step_s;

@@ -178,7 +178,7 @@ json::value discover_aliases(core::HttpClient& client, const LoadConfig& c, Disc
 bool tags_aliases(const LoadConfig& c) {
   return c.scenario == Scenario::race ||
          (c.scenario == Scenario::mixed && std::any_of(c.mix.begin(), c.mix.end(), [](const MixEntry& m) {
-            return m.op == OpKind::tag && m.weight > 0;
+            return m.op == oracle::OpKind::tag && m.weight > 0;
           }));
 }
 
@@ -266,7 +266,7 @@ json::value probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
 // target's tag operation, so the race needs no split of them.)
 void share_discovery(const LoadConfig& c, Discovery& d, FoundState& found) {
   const auto shard_text = std::to_string(c.shard.index) + "/" + std::to_string(c.shard.count);
-  auto uses = [&](OpKind op) {
+  auto uses = [&](oracle::OpKind op) {
     return std::any_of(c.mix.begin(), c.mix.end(), [&](const MixEntry& m) { return m.op == op && m.weight > 0; });
   };
   const auto all_agents = d.agents.size(), all_aliases = d.aliases.size();
@@ -275,12 +275,13 @@ void share_discovery(const LoadConfig& c, Discovery& d, FoundState& found) {
   std::erase_if(found.agent_states, [&](const auto& state) {
     return std::find(d.agents.begin(), d.agents.end(), state.first) == d.agents.end();
   });
-  if (d.agents.empty() && (uses(OpKind::get_agent) || uses(OpKind::snooze) || uses(OpKind::wake)))
+  if (d.agents.empty() &&
+      (uses(oracle::OpKind::get_agent) || uses(oracle::OpKind::snooze) || uses(oracle::OpKind::wake)))
     throw SetupError("shard " + shard_text + ": the target lists " + std::to_string(all_agents) + " agent(s) for " +
                      std::to_string(c.shard.count) +
                      " shards, none for this one (each shard reads and changes its own agents): use fewer shards, "
                      "or a --mix without get-agent, snooze and wake");
-  if (d.aliases.empty() && uses(OpKind::call))
+  if (d.aliases.empty() && uses(oracle::OpKind::call))
     throw SetupError("shard " + shard_text + ": channel " + c.target.channel + " lists " + std::to_string(all_aliases) +
                      " alias(es) for " + std::to_string(c.shard.count) +
                      " shards, none for this one (each shard calls its own aliases): use fewer shards, or a --mix "

@@ -24,7 +24,7 @@ std::uint64_t OpStats::count() const {
 }
 
 void OpStats::merge(const OpStats& other) {
-  for (std::size_t i = 0; i < kOutcomes; ++i) latency[i].merge(other.latency[i]);
+  for (std::size_t i = 0; i < oracle::kOutcomes; ++i) latency[i].merge(other.latency[i]);
   uncorrected.merge(other.uncorrected);
   for (std::size_t i = 0; i < statuses.size(); ++i) statuses[i] += other.statuses[i];
   for (std::size_t i = 0; i < kFailures; ++i) failures[i] += other.failures[i];
@@ -38,27 +38,6 @@ void OpStats::merge(const OpStats& other) {
     seconds[i].merge(other.seconds[i]);
     seconds[i].pack();
   }
-}
-
-void WireOpStats::merge(const WireOpStats& other) {
-  latency.merge(other.latency);
-  client.merge(other.client);
-  overhead.merge(other.overhead);
-  paired += other.paired;
-  unpaired += other.unpaired;
-  incomplete += other.incomplete;
-  negative_overhead += other.negative_overhead;
-}
-
-void WireSummary::merge(const WireSummary& other) {
-  if (file != other.file) file += (file.empty() || other.file.empty() ? "" : ", ") + other.file;
-  exchanges += other.exchanges;
-  paired += other.paired;
-  unpaired_client += other.unpaired_client;
-  unpaired_wire += other.unpaired_wire;
-  incomplete += other.incomplete;
-  unanswered += other.unanswered;
-  negative_overhead += other.negative_overhead;
 }
 
 void RaceStats::merge(const RaceStats& other) {
@@ -80,7 +59,7 @@ void Stats::merge(const Stats& other) {
     merge(theirs);
     return;
   }
-  for (std::size_t i = 0; i < kOpKinds; ++i) ops[i].merge(other.ops[i]);
+  for (std::size_t i = 0; i < oracle::kOpKinds; ++i) ops[i].merge(other.ops[i]);
   if (seconds.size() < other.seconds.size()) seconds.resize(other.seconds.size());
   for (std::size_t i = 0; i < other.seconds.size(); ++i) {
     seconds[i].requests += other.seconds[i].requests;
@@ -93,7 +72,7 @@ void Stats::merge(const Stats& other) {
     const std::size_t i = other.open_second_[slot] - 1;
     seconds[i].latency.merge(other.open_[slot]);
     seconds[i].latency.pack();
-    for (std::size_t k = 0; k < kOpKinds; ++k) {
+    for (std::size_t k = 0; k < oracle::kOpKinds; ++k) {
       if (other.open_ops_[slot][k].count() == 0) continue;
       auto& op_seconds = ops[k].seconds;
       if (op_seconds.size() <= i) op_seconds.resize(i + 1);
@@ -114,7 +93,7 @@ Second& Stats::second(std::int64_t since_start_ns) {
   return seconds[i];
 }
 
-void Stats::record_second(OpKind op, std::int64_t since_start_ns, std::int64_t latency_ns, bool error) {
+void Stats::record_second(oracle::OpKind op, std::int64_t since_start_ns, std::int64_t latency_ns, bool error) {
   const auto i = static_cast<std::size_t>(since_start_ns < 0 ? 0 : since_start_ns / 1'000'000'000);
   const auto k = static_cast<std::size_t>(op);
   Second& s = second(since_start_ns);
@@ -144,7 +123,7 @@ void Stats::close_second(std::size_t index) {
     else latency.merge(open_[slot]);
     open_[slot].reset();  // keeps its buckets for the second that takes the slot
     open_second_[slot] = 0;
-    for (std::size_t k = 0; k < kOpKinds; ++k) {
+    for (std::size_t k = 0; k < oracle::kOpKinds; ++k) {
       auto& open = open_ops_[slot][k];
       if (open.count() == 0) continue;
       auto& latency_of_op = ops[k].seconds[index];  // sized when the sample came

@@ -10,7 +10,8 @@
 #include <boost/json/object.hpp>
 
 #include "core/histogram.hpp"
-#include "loadgen/history.hpp"
+#include "core/wire_records.hpp"
+#include "oracle/history.hpp"
 
 namespace crh::loadgen {
 
@@ -22,46 +23,15 @@ enum class Failure : std::uint8_t { connect, timeout, reset, malformed, unsolici
 inline constexpr std::size_t kFailures = static_cast<std::size_t>(Failure::count_);
 std::string_view to_string(Failure f);
 
-// Wire timing of one operation (capture/wire_timing): measured requests only.
-struct WireOpStats {
-  core::Histogram latency;       // request last byte out -> response last byte in, on the wire
-  core::Histogram client;        // the client's latency of the same requests (from the send), to set beside it
-  core::Histogram overhead;      // client latency - wire latency, when not negative
-  std::uint64_t paired = 0;      // measured requests paired with a complete exchange of the capture
-  std::uint64_t unpaired = 0;    // measured requests the capture has no exchange for
-  std::uint64_t incomplete = 0;  // paired with an exchange the capture did not see whole: not judged
-  // Client latency below the wire latency: impossible for a right pairing on
-  // one clock, so counted apart rather than clamped into the overhead.
-  std::uint64_t negative_overhead = 0;
-
-  bool empty() const { return paired + unpaired + incomplete == 0; }
-  void merge(const WireOpStats& other);
-};
-
-// Wire timing of the whole run: how well the capture and the client's
-// records paired (every request the engine wrote, measured or not).
-struct WireSummary {
-  std::string file;                     // the capture
-  std::uint64_t exchanges = 0;          // exchanges the capture held
-  std::uint64_t paired = 0;             // exchanges paired with a client record
-  std::uint64_t unpaired_client = 0;    // client records without an exchange
-  std::uint64_t unpaired_wire = 0;      // exchanges without a client record (other clients, the setup)
-  std::uint64_t incomplete = 0;         // exchanges not seen whole (lost packets, cut streams)
-  std::uint64_t unanswered = 0;         // paired, but the client had no answer (timeout, cut): not judged
-  std::uint64_t negative_overhead = 0;  // measured pairs whose client latency was below the wire's
-
-  void merge(const WireSummary& other);
-};
-
 struct OpStats {
-  std::array<core::Histogram, kOutcomes> latency;  // from when the request was due
+  std::array<core::Histogram, oracle::kOutcomes> latency;  // from when the request was due
   core::Histogram uncorrected;                      // from when it was sent (open loop differs)
   std::vector<std::uint64_t> statuses = std::vector<std::uint64_t>(600);  // answers by HTTP status
   std::array<std::uint64_t, kFailures> failures{};  // attempts without an answer, by why
   std::uint64_t errors = 0;     // failures, 5xx and unexpected 4xx
   std::uint64_t refusals = 0;   // expected no's: a loser's 403, a 409 when every alias is tagged
   std::uint64_t throttled = 0;  // 429
-  WireOpStats wire;             // empty unless a capture was paired with the run
+  core::WireOpStats wire;       // empty unless a capture was paired with the run
   // The latency of every outcome per step of the load's series (Stats::seconds,
   // same index and step), for the percentiles' block intervals; a step without
   // a sample of this operation is empty. Packed as Stats::seconds are.
@@ -91,7 +61,7 @@ struct RaceStats {
 };
 
 struct Stats {
-  std::array<OpStats, kOpKinds> ops;
+  std::array<OpStats, oracle::kOpKinds> ops;
   std::vector<Second> seconds;  // index: steps of series_step_s seconds since measuring began
   std::uint32_t series_step_s = 1;  // a power of two: long runs keep a coarser series (coarsen)
   RaceStats race;
@@ -119,7 +89,7 @@ struct Stats {
   // `seconds`, and a late answer for one of them (a request that took that
   // long) goes in on the slow path. A second's latency is in `seconds` once
   // it is packed: call close_seconds() when the run is over.
-  void record_second(OpKind op, std::int64_t since_start_ns, std::int64_t latency_ns, bool error);
+  void record_second(oracle::OpKind op, std::int64_t since_start_ns, std::int64_t latency_ns, bool error);
   void close_seconds();
   static constexpr std::size_t kOpenSeconds = 8;
 
@@ -128,7 +98,7 @@ struct Stats {
   void double_step();
   std::size_t packed_until_ = 0;                    // seconds below this index are packed
   std::array<core::Histogram, kOpenSeconds> open_;  // the open seconds, at index % kOpenSeconds
-  std::array<std::array<core::Histogram, kOpKinds>, kOpenSeconds> open_ops_;  // the same per operation
+  std::array<std::array<core::Histogram, oracle::kOpKinds>, kOpenSeconds> open_ops_;  // the same per operation
   std::array<std::size_t, kOpenSeconds> open_second_{};  // index + 1 of the second in each slot; 0: none
 };
 

@@ -21,8 +21,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "loadgen/checker.hpp"
-#include "loadgen/history.hpp"
+#include "oracle/checker.hpp"
+#include "oracle/history.hpp"
 
 namespace crh::loadgen {
 
@@ -37,9 +37,9 @@ class TagLedger {
   // The tag's answer. `op.alias` is the alias a success returned ("" when
   // none could be read); `refused_all_tagged`: the answer said every alias is
   // tagged. Returns the refusals this answer made certain to be violations.
-  std::vector<Violation> tag_done(std::uint64_t ticket, const Op& op, bool refused_all_tagged);
+  std::vector<oracle::Violation> tag_done(std::uint64_t ticket, const oracle::Op& op, bool refused_all_tagged);
   // An untag's answer (op.alias: the alias addressed).
-  void untag_done(const Op& op);
+  void untag_done(const oracle::Op& op);
 
   std::uint64_t judged() const { return judged_; }  // refusals judged (found free alias or not)
 
@@ -47,15 +47,15 @@ class TagLedger {
   struct AliasState {
     bool free = false;            // known untagged since `free_since`
     std::uint64_t free_since = 0;  // the ledger's clock when the untag's success came
-    Op tag, untag;                // the load's last tag that returned it, and the untag that freed it
+    oracle::Op tag, untag;         // the load's last tag that returned it, and the untag that freed it
   };
   struct Pending {
-    Op refused;
+    oracle::Op refused;
     std::uint64_t horizon = 0;       // every tag sent before this must have answered
     std::vector<std::string> free;  // aliases known untagged throughout, so far
   };
-  std::vector<Violation> resolve();
-  Violation violation(const Pending& p) const;
+  std::vector<oracle::Violation> resolve();
+  oracle::Violation violation(const Pending& p) const;
 
   std::uint64_t clock_ = 0;           // orders the ledger's events as the engine saw them
   std::set<std::uint64_t> in_flight_;  // tickets (send times) of tags not answered yet

@@ -11,7 +11,7 @@
 #include <boost/json.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_run.hpp"
 
 namespace crh::nightly {
 namespace json = boost::json;

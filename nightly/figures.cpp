@@ -9,7 +9,9 @@
 #include <boost/json.hpp>
 
 #include "core/histogram.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_load.hpp"
+#include "core/result_keys_run.hpp"
 #include "core/result_view.hpp"
 
 namespace crh::nightly {

@@ -13,7 +13,9 @@
 #include <boost/json.hpp>
 
 #include "core/output_file.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_load.hpp"
+#include "core/result_keys_run.hpp"
 #include "core/result_view.hpp"
 #include "nightly/figures.hpp"
 

@@ -1,7 +1,7 @@
 // capture_section: see capture_section.hpp
 #include "reports/capture_section.hpp"
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_capture.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/text.hpp"
 

@@ -3,14 +3,12 @@
 // figure tonight's value and interval, the nights' band, the verdict and the
 // smallest change the gate could have seen), the change points and the
 // machine or version changes.
-#include "core/result_keys.hpp"
 #include "reports/comparison_view.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/svg.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports::html {
-namespace k = core::keys;
 using core::DocView;
 namespace {
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_run.hpp"
 #include "reports/intervals.hpp"
 #include "reports/text.hpp"
 

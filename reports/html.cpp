@@ -5,7 +5,11 @@
 #include <boost/json.hpp>
 
 #include "reports/capture_section.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_capture.hpp"
+#include "core/result_keys_contract.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_load.hpp"
+#include "core/result_keys_run.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/junit.hpp"
 #include "reports/rerun.hpp"

@@ -7,7 +7,9 @@
 
 #include "reports/capture_section.hpp"
 #include "core/histogram.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_capture.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_load.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/intervals.hpp"
 #include "reports/svg.hpp"

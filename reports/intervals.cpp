@@ -3,7 +3,7 @@
 
 #include <cctype>
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_load.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {

@@ -4,7 +4,10 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_contract.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_load.hpp"
+#include "core/result_keys_run.hpp"
 #include "reports/comparison_view.hpp"
 #include "reports/rerun.hpp"
 #include "reports/text.hpp"

@@ -5,7 +5,9 @@
 #include <cstdio>
 
 #include "reports/capture_section.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_capture.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_load.hpp"
 #include "reports/intervals.hpp"
 #include "reports/text.hpp"
 

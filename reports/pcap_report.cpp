@@ -3,7 +3,9 @@
 
 #include <boost/json.hpp>
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_capture.hpp"
+#include "core/result_keys_contract.hpp"
+#include "core/result_keys_envelope.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/text.hpp"
 

@@ -3,7 +3,8 @@
 
 #include <cstdio>
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_contract.hpp"
+#include "core/result_keys_envelope.hpp"
 
 namespace crh::reports {
 namespace k = core::keys;

@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 #include "core/result_envelope.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_contract.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_load.hpp"
+#include "core/result_keys_run.hpp"
 #include "core/result_view.hpp"
 #include "reports/text.hpp"
 

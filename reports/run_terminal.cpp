@@ -6,7 +6,9 @@
 #include "reports/capture_section.hpp"
 #include "reports/comparison_view.hpp"
 #include "reports/load_terminal.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_capture.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_run.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {

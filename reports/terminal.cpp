@@ -6,7 +6,9 @@
 
 #include "reports/capture_section.hpp"
 #include "reports/rerun.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_capture.hpp"
+#include "core/result_keys_contract.hpp"
+#include "core/result_keys_envelope.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {

@@ -6,7 +6,7 @@
 
 #include <boost/json.hpp>
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_capture.hpp"
 #include "exit_codes.hpp"
 #include "flags.hpp"
 

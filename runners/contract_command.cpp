@@ -10,10 +10,11 @@
 
 #include "capture_session.hpp"
 #include "commands.hpp"
-#include "contracts/rules.hpp"
+#include "oracle/rules.hpp"
 #include "contracts/runner.hpp"
 #include "core/outside.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_contract.hpp"
+#include "core/result_keys_envelope.hpp"
 #include "documents.hpp"
 #include "exit_codes.hpp"
 #include "flags.hpp"

@@ -7,7 +7,7 @@
 #include <boost/json.hpp>
 
 #include "contracts/runner.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_contract.hpp"
 #include "exit_codes.hpp"
 #include "loadgen/engine.hpp"
 

@@ -62,11 +62,14 @@ class ProgressTicker {
   std::thread thread_;  // last: it starts once the rest is set
 };
 
-// Wire latency and the harness's overhead from the capture; a capture that
-// cannot be read costs the run its wire figures only, said once.
+// Wire latency and the harness's overhead from the capture, joined into the
+// load's result (per operation, and for the run); a capture that cannot be
+// read costs the run its wire figures only, said once.
 void attach_wire_timing(const std::string& file, loadgen::LoadResult& result) {
   try {
-    capture::attach_wire_timing(file, result);
+    auto figures = capture::wire_timing(file, result.client_connections, result.client_exchanges);
+    for (std::size_t i = 0; i < result.stats.ops.size(); ++i) result.stats.ops[i].wire = std::move(figures.ops[i]);
+    result.wire = std::move(figures.summary);
   } catch (const std::exception& e) {
     std::cerr << "crh load: no wire timing: the capture " << file << " could not be read: "
               << core::composed(e.what()) << "\n";

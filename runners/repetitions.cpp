@@ -6,7 +6,8 @@
 
 #include <boost/json.hpp>
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_load.hpp"
 #include "loadgen/readback.hpp"
 
 namespace crh::runners {

@@ -11,7 +11,8 @@
 #include <boost/json.hpp>
 
 #include "commands.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_run.hpp"
 #include "documents.hpp"
 #include "exit_codes.hpp"
 #include "flags.hpp"

@@ -16,7 +16,9 @@
 #include "core/profile.hpp"
 #include "contracts/runner.hpp"
 #include "core/outside.hpp"
-#include "core/result_keys.hpp"
+#include "core/result_keys_contract.hpp"
+#include "core/result_keys_envelope.hpp"
+#include "core/result_keys_run.hpp"
 #include "documents.hpp"
 #include "exit_codes.hpp"
 #include "flags.hpp"
@@ -183,7 +185,7 @@ loadgen::LoadConfig load_config_for(const std::string& scenario, const RunContex
   config.mix = loadgen::parse_mix(loadgen::kDefaultMix);
   // A target without the call hook cannot be called: the mix leaves calls out.
   if (!ctx.target.dialect.call_hook.enabled)
-    std::erase_if(config.mix, [](const loadgen::MixEntry& m) { return m.op == loadgen::OpKind::call; });
+    std::erase_if(config.mix, [](const loadgen::MixEntry& m) { return m.op == oracle::OpKind::call; });
   return config;
 }
 

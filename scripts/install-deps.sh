@@ -9,6 +9,7 @@ packages=(
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev
   curl wrk nginx-light nghttp2-client libxml2-utils tcpdump tshark
   clang libclang-rt-dev
+  python3   # the tests normalize and read documents with it (tests/golden, tests/cli)
 )
 
 missing=()

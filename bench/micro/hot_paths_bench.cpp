@@ -222,15 +222,15 @@ BENCHMARK(BM_RequestParse)->ArgName("capture")->Arg(0)->Arg(1);
 
 // ---- operation history --------------------------------------------------
 
-crh::loadgen::Op call_op(std::uint64_t round) {
-  crh::loadgen::Op op;
+crh::oracle::Op call_op(std::uint64_t round) {
+  crh::oracle::Op op;
   op.round = round;
-  op.kind = crh::loadgen::OpKind::call;
+  op.kind = crh::oracle::OpKind::call;
   op.alias = "7";
   op.caller = "+15550001234";
   op.invoke_ns = 12'345'678'901;
   op.complete_ns = 12'346'912'345;
-  op.outcome = crh::loadgen::Outcome::ok;
+  op.outcome = crh::oracle::Outcome::ok;
   op.status = 200;
   return op;
 }
@@ -239,7 +239,7 @@ void BM_HistoryAppend(benchmark::State& state) {
   const auto op = call_op(4242);
   std::size_t bytes = 0;
   for (auto _ : state) {
-    std::string line = crh::loadgen::to_json_line(op);
+    std::string line = crh::oracle::to_json_line(op);
     bytes += line.size();
     benchmark::DoNotOptimize(line.data());
     benchmark::ClobberMemory();
@@ -255,7 +255,7 @@ void BM_HistoryWriterWrite(benchmark::State& state) {
   constexpr std::size_t kBatch = 512;
   constexpr std::int64_t kBatchesPerFile = 64;
   const std::string path = "/tmp/crh_micro_bench_history_" + std::to_string(::getpid()) + ".jsonl";
-  std::vector<crh::loadgen::Op> ops;
+  std::vector<crh::oracle::Op> ops;
   ops.reserve(kBatch);
   for (std::size_t i = 0; i < kBatch; ++i) {
     ops.push_back(call_op(i / 8 + 1));

@@ -29,7 +29,7 @@ void same_shape(CheckContext& ctx, const char* op) {
   const std::string what = std::string("PUT ") + agent_op_path(id, op);
   ctx.require(answer.is_object(), "R1",
               what + ": expected the agent object (the same form as GET " + agent_path(id) + "), got " +
-                  excerpt(json::serialize(answer)));
+                  oracle::excerpt(json::serialize(answer)));
   ctx.require(keys_of(answer) == keys_of(single), "R1",
               what + ": expected the same fields as GET " + agent_path(id) + " " + keys_of(single) + ", got " +
                   keys_of(answer));
@@ -37,7 +37,7 @@ void same_shape(CheckContext& ctx, const char* op) {
   // string id must not meet a number here (null matches any type).
   if (single.is_object()) {
     std::string diffs;
-    for (const auto& d : field_type_differences(single.get_object(), answer.get_object()))
+    for (const auto& d : oracle::field_type_differences(single.get_object(), answer.get_object()))
       diffs += (diffs.empty() ? "" : ", ") + d;
     ctx.require(diffs.empty(), "R1",
                 what + ": expected each field to have the JSON type it has in GET " + agent_path(id) +

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "contracts/suites/suites.hpp"
-#include "contracts/verdicts.hpp"
+#include "oracle/verdicts.hpp"
 
 namespace crh::contracts::suites {
 namespace json = boost::json;
@@ -48,7 +48,7 @@ void tag_lru(CheckContext& ctx) {
     picks.push_back(*alias);
     delete_tag(ctx, *alias);
   }
-  if (auto problem = lru_cycle_problem(picks, free))
+  if (auto problem = oracle::lru_cycle_problem(picks, free))
     ctx.fail("R2", "tag should pick the least recently used untagged alias: " + *problem);
 }
 
@@ -71,7 +71,7 @@ void tag_until_full(CheckContext& ctx) {
   const auto& r = ctx.response(e, what);
   if (r.status == 200) {
     std::string why;
-    auto body = parse_json(r.body, why);
+    auto body = oracle::parse_json(r.body, why);
     auto id = body ? alias_id(ctx, *body) : std::nullopt;
     untag_if_tagged(ctx, e);
     ctx.require(!id || !tagged.contains(*id), "T1",
@@ -90,18 +90,18 @@ void tag_shown_in_list(CheckContext& ctx) {
   auto tagged = listed_alias(ctx, alias);
   ctx.prefer(tag_of(ctx, tagged) == tag_name("shown"), "T1",
              "alias list after tag: expected alias " + alias + " with " + ctx.fields().alias_tag + " \"" +
-                 tag_name("shown") + "\", got " + excerpt(json::serialize(tagged)));
+                 tag_name("shown") + "\", got " + oracle::excerpt(json::serialize(tagged)));
   const auto& expiry = ctx.fields().alias_expiry;
   const auto* until = tagged.is_object() ? tagged.get_object().if_contains(expiry) : nullptr;
   ctx.prefer(until && until->is_string(), "T1",
              "alias list after tag: expected an expiry time in \"" + expiry + "\" (profile fields.alias_expiry), got " +
-                 excerpt(json::serialize(tagged)));
+                 oracle::excerpt(json::serialize(tagged)));
   delete_tag(ctx, alias);
   tags.forget(alias);
   auto untagged = listed_alias(ctx, alias);
-  ctx.prefer(
-      tag_of(ctx, untagged).value_or("") == "", "T1",
-      "alias list after delete: expected alias " + alias + " untagged, got " + excerpt(json::serialize(untagged)));
+  ctx.prefer(tag_of(ctx, untagged).value_or("") == "", "T1",
+             "alias list after delete: expected alias " + alias + " untagged, got " +
+                 oracle::excerpt(json::serialize(untagged)));
 }
 
 // R4: a deletion names its alias: it removes that alias's tag only, and a

@@ -5,7 +5,7 @@
 #include <boost/json.hpp>
 
 #include "contracts/suites/suites.hpp"
-#include "contracts/verdicts.hpp"
+#include "oracle/verdicts.hpp"
 
 namespace crh::contracts::suites {
 namespace json = boost::json;
@@ -69,7 +69,7 @@ void judge_refusals(CheckContext& ctx, const std::vector<core::CallResult>& resu
   for (const auto& r : results) {
     if (!r.exchange || !r.exchange->answered() || r.outcome == core::CallOutcome::connected) continue;
     const auto& answer = *r.exchange->response;
-    for (const auto& f : error_shape_findings(answer.status, answer.header("Content-Type"), answer.body))
+    for (const auto& f : oracle::error_shape_findings(answer.status, answer.header("Content-Type"), answer.body))
       if (f.severity == Severity::must) ctx.fail(f.rule, where + "a refused caller's answer: " + f.text);
   }
 }
@@ -104,22 +104,22 @@ void race_round(CheckContext& ctx, int round, int n) {
   }
   const auto skew = release_together(calls);
   std::vector<core::CallResult> results;
-  std::vector<CallOutcome> outcomes;
+  std::vector<core::CallOutcome> outcomes;
   for (auto& c : calls) {
     results.push_back(recorded(ctx, c->result()));
     outcomes.push_back(results.back().outcome);
   }
-  auto verdict = race_verdict(outcomes);
+  auto verdict = oracle::race_verdict(outcomes);
   const std::string where = "round " + std::to_string(round + 1) + ", alias " + alias + ", " + std::to_string(n) +
                             " callers released within " + std::to_string(skew.count()) + " µs: ";
-  if (verdict.kind == RaceVerdict::broken) ctx.fail("B2", where + verdict.text);
+  if (verdict.kind == oracle::RaceVerdict::broken) ctx.fail("B2", where + verdict.text);
   for (const auto& r : results)  // a caller whose call was dropped unanswered: a crash, not an open outcome
     if (r.exchange)
       if (auto problem = ctx.drop_problem(*r.exchange)) ctx.fail("X0", where + "a caller's call: " + *problem);
   judge_refusals(ctx, results, where);
-  if (verdict.kind == RaceVerdict::undecided) ctx.indeterminate(where + verdict.text);
+  if (verdict.kind == oracle::RaceVerdict::undecided) ctx.indeterminate(where + verdict.text);
   for (int i = 0; i < n; ++i)
-    if (outcomes[static_cast<std::size_t>(i)] == CallOutcome::connected)
+    if (outcomes[static_cast<std::size_t>(i)] == core::CallOutcome::connected)
       connects(ctx, alias, caller(i), "B3", "the race's winner calls again");
 }
 
@@ -158,7 +158,7 @@ void listed_binding(CheckContext& ctx, const std::string& alias, const std::stri
       const auto* v = a.value.is_object() ? a.value.get_object().if_contains(field) : nullptr;
       ctx.prefer(v && v->is_string() && v->get_string() == caller, "B2",
                  "alias list after the first call: expected \"" + field + "\" (profile fields.alias_bound_caller) " +
-                     "to name " + caller + ", got " + excerpt(json::serialize(a.value)));
+                     "to name " + caller + ", got " + oracle::excerpt(json::serialize(a.value)));
     }
 }
 
@@ -193,7 +193,7 @@ void listed_tag(CheckContext& ctx, const std::string& alias, bool tagged, const 
     if (a.id == alias)
       ctx.prefer(tagged == (tag_of(ctx, a.value).value_or(tagged ? "x" : "") != ""), "T1",
                  "alias list " + when + ": expected alias " + alias + (tagged ? " still tagged" : " untagged") +
-                     ", got " + excerpt(json::serialize(a.value)));
+                     ", got " + oracle::excerpt(json::serialize(a.value)));
 }
 
 // T1, B3, B1 over one tag lifetime (the profile's shortest, normally one

@@ -17,12 +17,13 @@ void round_trip(CheckContext& ctx, const std::string& key, const std::string& va
   const std::string what = "GET " + database_path(key);
   auto body = ctx.ok_json(ctx.send("GET", what.substr(4)), "E5", what);
   ctx.require(holds_string(body, value), rule,
-              what + " after POST value=" + excerpt(value, 60).substr(value.empty() ? 0 : 5) +
-                  ": expected the entry to hold that value exactly, got " + excerpt(json::serialize(body), 200));
+              what + " after POST value=" + oracle::excerpt(value, 60).substr(value.empty() ? 0 : 5) +
+                  ": expected the entry to hold that value exactly, got " +
+                  oracle::excerpt(json::serialize(body), 200));
   auto field = database_value(ctx, body);
   ctx.prefer(field == value, rule,
              what + ": expected the value in field \"" + ctx.fields().database_value + "\", got " +
-                 excerpt(json::serialize(body), 200));
+                 oracle::excerpt(json::serialize(body), 200));
 }
 
 struct Sample {
@@ -71,8 +72,9 @@ void overwrite(CheckContext& ctx) {
   database_set(ctx, key, "crh first value");
   round_trip(ctx, key, "crh second value", "E6");
   auto body = ctx.ok_json(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key));
-  ctx.require(!holds_string(body, "crh first value"), "E6",
-              "GET " + database_path(key) + ": expected only the second value, got " + excerpt(json::serialize(body)));
+  ctx.require(
+      !holds_string(body, "crh first value"), "E6",
+      "GET " + database_path(key) + ": expected only the second value, got " + oracle::excerpt(json::serialize(body)));
 }
 
 // E5, E6: a key with the sample's characters, percent-encoded in the path, stores and reads back.
@@ -89,7 +91,7 @@ void key_round_trip(CheckContext& ctx, const Sample& k) {
   auto get = ctx.send("GET", database_path(key));
   const auto& r = ctx.response(get, "GET " + database_path(key));
   std::string why;
-  auto body = parse_json(r.body, why);
+  auto body = oracle::parse_json(r.body, why);
   ctx.prefer(
       r.status == 200 && body && holds_string(*body, "crh key probe"), "E5",
       "GET " + database_path(key) + ": expected the value written under \"" + key + "\", got " + describe_answer(get));

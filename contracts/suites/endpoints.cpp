@@ -18,7 +18,7 @@ void agent_operation(CheckContext& ctx, const char* op, std::string_view rule) {
   auto body = agent_op(ctx, id, op);
   ctx.require(body.is_object(), rule,
               std::string("PUT ") + agent_op_path(id, op) + ": expected the agent object, got " +
-                  excerpt(json::serialize(body)));
+                  oracle::excerpt(json::serialize(body)));
 }
 
 // E1: the agent list answers, and holds an agent.
@@ -53,7 +53,7 @@ void database_get(CheckContext& ctx) {
   ctx.require(holds_string(body, "crh endpoints probe"), "E5",
               "GET " + database_path(key) +
                   ": expected the entry to hold the value just written (\"crh endpoints probe\"), got " +
-                  excerpt(json::serialize(body)));
+                  oracle::excerpt(json::serialize(body)));
 }
 
 // E7: the channel's alias list answers, and holds an alias.
@@ -74,8 +74,8 @@ void tag_one_alias(CheckContext& ctx) {
   // api::tag failed a different tag; one not shown at all is the profile's to name.
   ctx.prefer(tag_of(ctx, answer).value_or("") == tag_name("endpoints"), "E8",
              "POST " + tag_path(ctx.target().channel) + ": expected the tagged alias to show its tag \"" +
-                 tag_name("endpoints") + "\" in \"" + ctx.fields().alias_tag +
-                 "\" (profile fields.alias_tag), got " + excerpt(json::serialize(answer)));
+                 tag_name("endpoints") + "\" in \"" + ctx.fields().alias_tag + "\" (profile fields.alias_tag), got " +
+                 oracle::excerpt(json::serialize(answer)));
   ctx.require(std::any_of(aliases.begin(), aliases.end(), [&](const Item& a) { return a.id == id; }), "E8",
               "POST " + tag_path(ctx.target().channel) + ": expected one of the channel's aliases, got alias id " + id +
                   ", which the alias list does not hold");
@@ -119,10 +119,11 @@ std::optional<Finding> answer_finding(const Recorded& r) {
   std::string why;
   if ((r.status >= 200 && r.status < 300 && r.status != 200) || (r.status >= 300 && r.status < 400))
     return Finding{Severity::must, "C2", "HTTP " + std::to_string(r.status) + " (success is 200, errors are 4xx)"};
-  if (r.status == 200 && !parse_json(r.body, why)) return Finding{Severity::must, "C1", "HTTP 200 where " + why};
-  if (!is_json_content_type(r.content_type)) {
+  if (r.status == 200 && !oracle::parse_json(r.body, why))
+    return Finding{Severity::must, "C1", "HTTP 200 where " + why};
+  if (!oracle::is_json_content_type(r.content_type)) {
     Finding f{Severity::should, "C1", "Content-Type \"" + r.content_type + "\" (expected application/json)"};
-    if (r.protocol_refusal) return judged_apart({std::move(f)}).front();
+    if (r.protocol_refusal) return oracle::judged_apart({std::move(f)}).front();
     return f;
   }
   return std::nullopt;

@@ -141,9 +141,9 @@ std::optional<std::string> judge_odd(CheckContext& ctx, const core::Exchange& e,
     return what + ": expected an HTTP/1.1 answer, got " + describe_answer(e);
   if (!e.answered() || e.response->status == 200) return std::nullopt;
   const auto& r = *e.response;
-  auto findings = error_shape_findings(r.status, r.header("Content-Type"), r.body);
-  if (protocol_level_refusal(e.request.target, r.status, r.header("Content-Type"), r.body))
-    findings = judged_apart(std::move(findings));
+  auto findings = oracle::error_shape_findings(r.status, r.header("Content-Type"), r.body);
+  if (oracle::protocol_level_refusal(e.request.target, r.status, r.header("Content-Type"), r.body))
+    findings = oracle::judged_apart(std::move(findings));
   std::optional<std::string> must;
   for (auto& f : findings) {
     f.text = what + ": " + f.text;
@@ -175,7 +175,7 @@ void odd_requests(CheckContext& ctx) {
   std::vector<std::string> unanswered;
   for (auto& r : odd) {
     const std::string what =
-        r.method + " " + r.target.substr(0, 80) + (r.body.empty() ? "" : " with body " + excerpt(r.body, 40));
+        r.method + " " + r.target.substr(0, 80) + (r.body.empty() ? "" : " with body " + oracle::excerpt(r.body, 40));
     auto e = ctx.send(r);
     if (auto drop = ctx.drop_problem(e)) failed.push_back({Severity::must, "X0", what + ": " + *drop});
     else if (auto problem = judge_odd(ctx, e, what)) failed.push_back({Severity::must, "X1", *problem});
@@ -202,8 +202,8 @@ void every_error_answer(CheckContext& ctx) {
   for (const auto& r : ctx.run().recorded()) {
     if (r.status == 200) continue;
     ++errors;
-    auto findings = error_shape_findings(r.status, r.content_type, r.body);
-    if (r.protocol_refusal) findings = judged_apart(std::move(findings));
+    auto findings = oracle::error_shape_findings(r.status, r.content_type, r.body);
+    if (r.protocol_refusal) findings = oracle::judged_apart(std::move(findings));
     if (findings.empty()) continue;
     ++bad;
     for (auto& f : findings) {

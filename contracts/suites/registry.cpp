@@ -21,6 +21,7 @@ const std::vector<Check>& all_checks() {
     std::vector<Check> out;
     suites::add_endpoint_checks(out);
     suites::add_auth_checks(out);
+    suites::add_auth_offer_checks(out);
     suites::add_error_checks(out);
     suites::add_agent_checks(out);
     suites::add_database_checks(out);

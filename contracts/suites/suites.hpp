@@ -11,6 +11,7 @@ namespace crh::contracts::suites {
 
 void add_endpoint_checks(std::vector<Check>& out);
 void add_auth_checks(std::vector<Check>& out);
+void add_auth_offer_checks(std::vector<Check>& out);  // the auth suite too, after add_auth_checks
 void add_error_checks(std::vector<Check>& out);
 void add_agent_checks(std::vector<Check>& out);
 void add_database_checks(std::vector<Check>& out);

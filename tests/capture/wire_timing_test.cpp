@@ -32,6 +32,7 @@
 #include "loadgen/readback.hpp"
 #include "loadgen/setup.hpp"
 #include "loadgen/result.hpp"
+#include "oracle/history.hpp"
 #include "pcap_builder.hpp"
 #include "reference/server.hpp"
 #include "reports/html.hpp"
@@ -41,10 +42,10 @@
 namespace crh::capture {
 namespace {
 
-using loadgen::ClientConnection;
-using loadgen::ClientExchange;
+using core::ClientConnection;
+using core::ClientExchange;
 using loadgen::LoadResult;
-using loadgen::OpKind;
+using oracle::OpKind;
 namespace json = boost::json;
 
 constexpr std::int64_t kUs = 1000;
@@ -69,7 +70,7 @@ WireExchange exchange(std::uint64_t stream, std::uint16_t port, std::uint32_t se
   return x;
 }
 
-const loadgen::WireOpStats& wire_of(const LoadResult& r, OpKind op) {
+const core::WireOpStats& wire_of(const LoadResult& r, OpKind op) {
   return r.stats.ops[static_cast<std::size_t>(op)].wire;
 }
 
@@ -79,12 +80,42 @@ core::Histogram histogram_of(std::initializer_list<std::int64_t> values) {
   return h;
 }
 
+// A client record of the engine (core::ClientExchange), its operation by kind.
+ClientExchange record(std::uint64_t connection, std::uint32_t order, OpKind op, bool measured, std::int64_t latency_ns,
+                      std::uint64_t offset = 0) {
+  return {connection, order, static_cast<std::uint8_t>(op), measured, latency_ns, offset};
+}
+
+// The figures joined into the load's result, as the runner does (runners/load_session.cpp).
+void join(LoadResult& r, WireFigures figures) {
+  for (std::size_t i = 0; i < r.stats.ops.size(); ++i) r.stats.ops[i].wire = std::move(figures.ops[i]);
+  r.wire = std::move(figures.summary);
+}
+
+// A WireTimer over a result's client records whose figures go back into it.
+class ResultTimer {
+ public:
+  explicit ResultTimer(LoadResult& r) : result_(r), timer_(r.client_connections, r.client_exchanges) {}
+  void add(const WireExchange& x) { timer_.add(x); }
+  void finish(std::string file) { join(result_, timer_.finish(std::move(file))); }
+
+ private:
+  LoadResult& result_;
+  WireTimer timer_;
+};
+
+// The capture read and paired with the result's records, joined into it; returns the run's figures.
+core::WireSummary attach_wire_timing(const std::string& file, LoadResult& r) {
+  join(r, wire_timing(file, r.client_connections, r.client_exchanges));
+  return *r.wire;
+}
+
 TEST(WireTiming, PairsEachExchangeWithItsRequestAndRecordsWireLatencyAndOverhead) {
   LoadResult r;
   r.client_connections = {{1, 40000, kT0}, {2, 40001, kT0}};
-  r.client_exchanges = {
-      {1, 0, OpKind::get, true, 500 * kUs}, {2, 0, OpKind::get, true, 900 * kUs}, {1, 1, OpKind::get, true, 700 * kUs}};
-  WireTimer timer(r);
+  r.client_exchanges = {record(1, 0, OpKind::get, true, 500 * kUs), record(2, 0, OpKind::get, true, 900 * kUs),
+                        record(1, 1, OpKind::get, true, 700 * kUs)};
+  ResultTimer timer(r);
   timer.add(exchange(0, 40000, 0, kT0 + 10 * kUs, kT0 + 10 * kUs, kT0 + 310 * kUs));          // wire 300 us
   timer.add(exchange(1, 40001, 0, kT0 + 20 * kUs, kT0 + 20 * kUs, kT0 + 820 * kUs));          // wire 800 us
   timer.add(exchange(0, 40000, 1, kT0 + 2 * kMs, kT0 + 2 * kMs, kT0 + 2 * kMs + 400 * kUs));  // wire 400 us
@@ -110,8 +141,8 @@ TEST(WireTiming, PairsEachExchangeWithItsRequestAndRecordsWireLatencyAndOverhead
 TEST(WireTiming, TellsApartConnectionsThatReusedAPort) {
   LoadResult r;
   r.client_connections = {{7, 40000, kT0 + 10 * kMs}, {3, 40000, kT0}};  // not in time order on purpose
-  r.client_exchanges = {{3, 0, OpKind::tag, true, 1000 * kUs}, {7, 0, OpKind::tag, true, 2000 * kUs}};
-  WireTimer timer(r);
+  r.client_exchanges = {record(3, 0, OpKind::tag, true, 1000 * kUs), record(7, 0, OpKind::tag, true, 2000 * kUs)};
+  ResultTimer timer(r);
   timer.add(exchange(0, 40000, 0, kT0 + 1 * kMs, kT0 + 1 * kMs, kT0 + 1 * kMs + 600 * kUs));      // wire 600 us
   timer.add(exchange(1, 40000, 0, kT0 + 5 * kMs, kT0 + 5 * kMs, kT0 + 5 * kMs + 50 * kUs));       // not ours
   timer.add(exchange(2, 40000, 0, kT0 + 11 * kMs, kT0 + 11 * kMs, kT0 + 11 * kMs + 1500 * kUs));  // wire 1.5 ms
@@ -128,8 +159,8 @@ TEST(WireTiming, TellsApartConnectionsThatReusedAPort) {
 TEST(WireTiming, CountsAnIncompleteExchangeWithoutJudgingIt) {
   LoadResult r;
   r.client_connections = {{1, 40000, kT0}};
-  r.client_exchanges = {{1, 0, OpKind::get, true, 500 * kUs}, {1, 1, OpKind::get, true, 500 * kUs}};
-  WireTimer timer(r);
+  r.client_exchanges = {record(1, 0, OpKind::get, true, 500 * kUs), record(1, 1, OpKind::get, true, 500 * kUs)};
+  ResultTimer timer(r);
   timer.add(exchange(0, 40000, 0, kT0 + kUs, kT0 + kUs, kT0 + 301 * kUs));
   auto cut = exchange(0, 40000, 1, kT0 + kMs, kT0 + kMs, kT0 + 2 * kMs);
   cut.complete = false;
@@ -148,11 +179,11 @@ TEST(WireTiming, CountsAnIncompleteExchangeWithoutJudgingIt) {
 TEST(WireTiming, CountsRequestsWithoutExchangeAndOnlyMeasuredOnesPerOperation) {
   LoadResult r;
   r.client_connections = {{1, 40000, kT0}};
-  r.client_exchanges = {{1, 0, OpKind::get, false, 500 * kUs},  // warm-up: paired, not in the figures
-                        {1, 1, OpKind::get, true, 500 * kUs},
-                        {1, 2, OpKind::get, true, 500 * kUs},    // the capture ended before it
-                        {1, 3, OpKind::get, false, 500 * kUs}};  // after the measured window, also lost
-  WireTimer timer(r);
+  r.client_exchanges = {record(1, 0, OpKind::get, false, 500 * kUs),  // warm-up: paired, not in the figures
+                        record(1, 1, OpKind::get, true, 500 * kUs),
+                        record(1, 2, OpKind::get, true, 500 * kUs),    // the capture ended before it
+                        record(1, 3, OpKind::get, false, 500 * kUs)};  // after the measured window, also lost
+  ResultTimer timer(r);
   timer.add(exchange(0, 40000, 0, kT0 + kUs, kT0 + kUs, kT0 + 101 * kUs));
   timer.add(exchange(0, 40000, 1, kT0 + kMs, kT0 + kMs, kT0 + kMs + 200 * kUs));
   timer.finish("f.pcap");
@@ -169,8 +200,8 @@ TEST(WireTiming, CountsRequestsWithoutExchangeAndOnlyMeasuredOnesPerOperation) {
 TEST(WireTiming, CountsANegativeOverheadApartInsteadOfClampingIt) {
   LoadResult r;
   r.client_connections = {{1, 40000, kT0}};
-  r.client_exchanges = {{1, 0, OpKind::call, true, 100 * kUs}, {1, 1, OpKind::call, true, 450 * kUs}};
-  WireTimer timer(r);
+  r.client_exchanges = {record(1, 0, OpKind::call, true, 100 * kUs), record(1, 1, OpKind::call, true, 450 * kUs)};
+  ResultTimer timer(r);
   timer.add(exchange(0, 40000, 0, kT0 + kUs, kT0 + kUs, kT0 + 301 * kUs));  // wire 300 > client 100
   timer.add(exchange(0, 40000, 1, kT0 + kMs, kT0 + kMs, kT0 + kMs + 400 * kUs));
   timer.finish("f.pcap");
@@ -186,8 +217,8 @@ TEST(WireTiming, CountsANegativeOverheadApartInsteadOfClampingIt) {
 TEST(WireTiming, ARequestTheClientGotNoAnswerForIsNotJudged) {
   LoadResult r;
   r.client_connections = {{1, 40000, kT0}};
-  r.client_exchanges = {{1, 0, OpKind::get, true, -1}};  // timed out at the client
-  WireTimer timer(r);
+  r.client_exchanges = {record(1, 0, OpKind::get, true, -1)};  // timed out at the client
+  ResultTimer timer(r);
   timer.add(exchange(0, 40000, 0, kT0 + kUs, kT0 + kUs, kT0 + 301 * kUs));
   timer.finish("f.pcap");
   EXPECT_EQ(wire_of(r, OpKind::get).latency.count(), 0u);
@@ -212,7 +243,8 @@ TEST(WireTiming, ReadsACaptureFileAndPairsItsExchanges) {
   LoadResult r;
   r.client_connections = {{1, 40000, kT0}};
   const auto first_size = testing::http_request("GET", "/api/v1/local-agents").size();
-  r.client_exchanges = {{1, 0, OpKind::get, true, 300 * kUs, 0}, {1, 1, OpKind::get, true, 200 * kUs, first_size}};
+  r.client_exchanges = {record(1, 0, OpKind::get, true, 300 * kUs, 0),
+                        record(1, 1, OpKind::get, true, 200 * kUs, first_size)};
   const auto summary = attach_wire_timing(path.string(), r);
   std::filesystem::remove(path);
   EXPECT_EQ(summary.exchanges, 2u);
@@ -248,9 +280,9 @@ TEST(WireTiming, ALostRequestDoesNotShiftThePairsAfterIt) {
   }
   LoadResult r;
   r.client_connections = {{1, 40001, kT0}};
-  r.client_exchanges = {{1, 0, OpKind::get, true, 150 * kUs, 0},
-                        {1, 1, OpKind::get, true, 900 * kUs, one.size()},
-                        {1, 2, OpKind::get, true, 430 * kUs, one.size() + two.size()}};
+  r.client_exchanges = {record(1, 0, OpKind::get, true, 150 * kUs, 0),
+                        record(1, 1, OpKind::get, true, 900 * kUs, one.size()),
+                        record(1, 2, OpKind::get, true, 430 * kUs, one.size() + two.size())};
   attach_wire_timing(path.string(), r);
   std::filesystem::remove(path);
   const auto& w = wire_of(r, OpKind::get);
@@ -283,13 +315,13 @@ LoadResult shard(std::initializer_list<std::int64_t> wire_us, std::uint16_t port
   std::uint32_t order = 0;
   auto& op = r.stats.ops[static_cast<std::size_t>(OpKind::get)];
   for (auto us : wire_us) {
-    op.latency[static_cast<std::size_t>(loadgen::Outcome::ok)].record((us + 100) * kUs);
+    op.latency[static_cast<std::size_t>(oracle::Outcome::ok)].record((us + 100) * kUs);
     op.uncorrected.record((us + 100) * kUs);
     ++op.statuses[200];
-    r.client_exchanges.push_back({1, order, OpKind::get, true, (us + 100) * kUs});
+    r.client_exchanges.push_back(record(1, order, OpKind::get, true, (us + 100) * kUs));
     ++order;
   }
-  WireTimer t(r);  // indexes the records just added
+  ResultTimer t(r);  // indexes the records just added
   for (std::uint32_t i = 0; i < r.client_exchanges.size(); ++i) {
     const auto us = *(wire_us.begin() + i);
     t.add(exchange(0, port, i, kT0 + (i + 1) * kMs, kT0 + (i + 1) * kMs, kT0 + (i + 1) * kMs + us * kUs));
@@ -405,7 +437,7 @@ TEST(WireTimingRecords, TheEngineKeepsOneRecordPerRequestWrittenInOrderOnItsConn
 
   ASSERT_GT(r.stats.race.rounds, 0u);
   std::map<std::uint64_t, std::vector<std::uint32_t>> orders;
-  std::array<std::uint64_t, loadgen::kOpKinds> measured{};
+  std::array<std::uint64_t, oracle::kOpKinds> measured{};
   for (const auto& x : r.client_exchanges) {
     orders[x.connection].push_back(x.order);
     measured[static_cast<std::size_t>(x.op)] += x.measured;
@@ -422,8 +454,8 @@ TEST(WireTimingRecords, TheEngineKeepsOneRecordPerRequestWrittenInOrderOnItsConn
     for (std::uint32_t i = 0; i < list.size(); ++i)
       ASSERT_EQ(list[i], i) << "connection " << serial << ": requests numbered with a hole or twice";
   }
-  for (std::size_t op = 0; op < loadgen::kOpKinds; ++op)
-    EXPECT_EQ(measured[op], r.stats.ops[op].count()) << loadgen::to_string(static_cast<OpKind>(op));
+  for (std::size_t op = 0; op < oracle::kOpKinds; ++op)
+    EXPECT_EQ(measured[op], r.stats.ops[op].count()) << oracle::to_string(static_cast<OpKind>(op));
   EXPECT_GT(measured[static_cast<std::size_t>(OpKind::recall)], 0u);
   EXPECT_GT(measured[static_cast<std::size_t>(OpKind::untag)], 0u);
 }
@@ -579,7 +611,7 @@ std::optional<LoadResult> captured_load(loadgen::Scenario scenario) {
 void expect_all_paired(const LoadResult& r, OpKind op_kind) {
   const auto& op = r.stats.ops[static_cast<std::size_t>(op_kind)];
   const auto& w = op.wire;
-  const auto name = loadgen::to_string(op_kind);
+  const auto name = oracle::to_string(op_kind);
   ASSERT_GT(op.count(), 0u) << name;
   EXPECT_EQ(w.paired, op.count()) << name << ": measured requests " << op.count() << ", paired " << w.paired
                                   << ", unpaired " << w.unpaired << ", incomplete " << w.incomplete;

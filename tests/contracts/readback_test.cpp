@@ -6,7 +6,7 @@
 
 #include <boost/json.hpp>
 
-#include "core/result_keys.hpp"
+#include "core/result_keys_contract.hpp"
 
 namespace crh::contracts {
 namespace {

@@ -10,6 +10,8 @@
 
 namespace crh::loadgen {
 namespace {
+using oracle::OpKind;
+using oracle::Outcome;
 
 namespace json = boost::json;
 using test::synthetic_load_run;

@@ -25,6 +25,9 @@
 
 namespace crh::loadgen {
 namespace {
+using oracle::OpKind;
+using oracle::Outcome;
+using oracle::ViolationKind;
 
 using namespace std::chrono_literals;
 namespace json = boost::json;

@@ -11,6 +11,10 @@
 
 namespace crh::loadgen {
 namespace {
+using oracle::Op;
+using oracle::OpKind;
+using oracle::Outcome;
+using oracle::ViolationKind;
 
 Op tag_op(std::string alias, Outcome outcome, unsigned status, std::int64_t at) {
   Op op;

@@ -6,6 +6,8 @@
 
 namespace crh::loadgen {
 namespace {
+using oracle::OpKind;
+using oracle::Outcome;
 
 LoadResult answered_with(unsigned status, std::uint64_t n, std::uint64_t ok = 0) {
   LoadResult r;

@@ -4,6 +4,11 @@ namespace crh::test {
 
 loadgen::LoadRun synthetic_load_run(loadgen::Scenario scenario, int part, double latency_scale) {
   using namespace loadgen;
+  using oracle::Op;
+  using oracle::OpKind;
+  using oracle::Outcome;
+  using oracle::Violation;
+  using oracle::ViolationKind;
   LoadRun run;
   std::string why;
   run.config.target.base = *core::parse_base_url("http://127.0.0.1:18080", why);

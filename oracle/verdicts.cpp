@@ -1,10 +1,10 @@
 // LRU cycle and race reasoning.
-#include "contracts/verdicts.hpp"
+#include "oracle/verdicts.hpp"
 
 #include <algorithm>
 #include <set>
 
-namespace crh::contracts {
+namespace crh::oracle {
 
 std::optional<std::string> lru_cycle_problem(const std::vector<std::string>& picks,
                                              const std::vector<std::string>& untagged) {
@@ -54,4 +54,4 @@ RaceVerdict race_verdict(const std::vector<CallOutcome>& outcomes) {
           "expected one caller to connect (any caller may call a newly tagged alias), got " + tally};
 }
 
-}  // namespace crh::contracts
+}  // namespace crh::oracle

@@ -1,10 +1,10 @@
 // First-caller-wins, checked per tag epoch from invoke and completion times.
-#include "loadgen/checker.hpp"
+#include "oracle/checker.hpp"
 
 #include <algorithm>
 #include <limits>
 
-namespace crh::loadgen {
+namespace crh::oracle {
 namespace {
 
 bool is_refusal(const Op& op) { return op.outcome == Outcome::fail && op.status != 429; }
@@ -149,4 +149,4 @@ void Checker::check_tagged_twice(Judged& j) {
   if (kept.size() > epochs_per_alias_) kept.pop_front();
 }
 
-}  // namespace crh::loadgen
+}  // namespace crh::oracle

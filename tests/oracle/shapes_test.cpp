@@ -1,14 +1,14 @@
 // Verdict logic fed crafted answers, hostile ones included: the rule
 // catalogue, the error-shape rule (X2) and the field types of one form (R1).
-#include "contracts/rules.hpp"
-#include "contracts/shapes.hpp"
+#include "oracle/rules.hpp"
+#include "oracle/shapes.hpp"
 
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 #include <set>
 
-namespace crh::contracts {
+namespace crh::oracle {
 namespace {
 namespace json = boost::json;
 
@@ -150,4 +150,4 @@ TEST(Excerpt, PrintableAndBounded) {
 }
 
 }  // namespace
-}  // namespace crh::contracts
+}  // namespace crh::oracle

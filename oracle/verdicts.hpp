@@ -8,7 +8,7 @@
 
 #include "core/call_driver.hpp"
 
-namespace crh::contracts {
+namespace crh::oracle {
 
 // `picks`: the aliases that 2k tag+delete cycles returned, in order, where
 // `untagged` are the k aliases free at the start. The least recently used
@@ -28,4 +28,4 @@ struct RaceVerdict {
 // connects. An unknown outcome (timeout, reset) proves nothing on its own.
 RaceVerdict race_verdict(const std::vector<CallOutcome>& outcomes);
 
-}  // namespace crh::contracts
+}  // namespace crh::oracle

@@ -1,7 +1,7 @@
 // The first-caller-wins checker on synthetic histories: every kind of
 // violation with its proof, and the cases it must not judge (indeterminate
 // calls, throttled calls, calls outside the epoch's certain window).
-#include "loadgen/checker.hpp"
+#include "oracle/checker.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace crh::loadgen {
+namespace crh::oracle {
 namespace {
 
 constexpr std::int64_t us = 1000;  // nanoseconds
@@ -465,4 +465,4 @@ TEST(BindingChecker, NamesViolationKinds) {
 }
 
 }  // namespace
-}  // namespace crh::loadgen
+}  // namespace crh::oracle

@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-namespace crh::contracts {
+namespace crh::oracle {
 
 struct Rule {
   std::string_view id;       // "C1", "E5", "B2", ...
@@ -19,4 +19,4 @@ std::span<const Rule> rule_catalogue();
 // The rule with that id, or nullptr.
 const Rule* find_rule(std::string_view id);
 
-}  // namespace crh::contracts
+}  // namespace crh::oracle

@@ -1,5 +1,5 @@
 // Shape detection and the error-shape rule.
-#include "contracts/shapes.hpp"
+#include "oracle/shapes.hpp"
 
 #include <algorithm>
 #include <boost/json.hpp>
@@ -7,7 +7,7 @@
 
 #include "core/outside.hpp"
 
-namespace crh::contracts {
+namespace crh::oracle {
 namespace json = boost::json;
 
 std::optional<json::value> parse_json(std::string_view body, std::string& why) {
@@ -131,4 +131,4 @@ std::string excerpt(std::string_view body, std::size_t max) {
   return body.empty() ? "an empty body" : "body " + out;
 }
 
-}  // namespace crh::contracts
+}  // namespace crh::oracle

@@ -1,10 +1,10 @@
 // The multi-answer reasoning fed crafted sequences: the LRU cycle (R2) and
 // the race of callers (B1, B2), including outcomes that prove nothing.
-#include "contracts/verdicts.hpp"
+#include "oracle/verdicts.hpp"
 
 #include <gtest/gtest.h>
 
-namespace crh::contracts {
+namespace crh::oracle {
 namespace {
 
 using V = std::vector<std::string>;
@@ -68,4 +68,4 @@ TEST(RaceVerdict, OneWinnerWithUnknownOthersHolds) {
 }
 
 }  // namespace
-}  // namespace crh::contracts
+}  // namespace crh::oracle

@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "loadgen/history.hpp"
+#include "oracle/history.hpp"
 
-namespace crh::loadgen {
+namespace crh::oracle {
 
 // One tag epoch as the race ran it: the tag, every call made to the alias it
 // returned, and the untag that ended it.
@@ -78,4 +78,4 @@ class Checker {
 // the untag's start or the end of the lifetime counted from the tag's start.
 std::pair<std::int64_t, std::int64_t> certain_window(const Round& round);
 
-}  // namespace crh::loadgen
+}  // namespace crh::oracle

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace crh::contracts {
+namespace crh::oracle {
 
 // The body parsed as JSON; nothing (and `why`) when it is not JSON.
 std::optional<boost::json::value> parse_json(std::string_view body, std::string& why);
@@ -65,4 +65,4 @@ std::vector<std::string> field_type_differences(const boost::json::object& refer
 // A short, printable excerpt of a body for messages (at most `max` bytes).
 std::string excerpt(std::string_view body, std::size_t max = 120);
 
-}  // namespace crh::contracts
+}  // namespace crh::oracle

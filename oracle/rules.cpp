@@ -1,9 +1,9 @@
 // The rule catalogue as data: ids, spec sections and wording.
-#include "contracts/rules.hpp"
+#include "oracle/rules.hpp"
 
 #include <array>
 
-namespace crh::contracts {
+namespace crh::oracle {
 namespace {
 
 constexpr std::array kRules{
@@ -44,4 +44,4 @@ const Rule* find_rule(std::string_view id) {
   return nullptr;
 }
 
-}  // namespace crh::contracts
+}  // namespace crh::oracle

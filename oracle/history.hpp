@@ -1,0 +1,57 @@
+// The vocabulary of a concurrent history: every operation with its invoke and
+// completion times and outcome, and its JSON-lines form. A load run records
+// one (loadgen/history.hpp writes it to a file); a capture's exchanges are
+// replayed as one (capture/pcap_check); the checker judges it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace crh::oracle {
+
+// Every operation the generator sends. `call` is a caller's first call in a
+// race round, `recall` its second.
+enum class OpKind : std::uint8_t {
+  get,
+  list_agents,
+  get_agent,
+  snooze,
+  wake,
+  db_get,
+  db_set,
+  list_aliases,
+  tag,
+  untag,
+  call,
+  recall,
+  count_
+};
+inline constexpr std::size_t kOpKinds = static_cast<std::size_t>(OpKind::count_);
+
+std::string_view to_string(OpKind k);  // "get", "list-agents", ..., "untag", "call", "recall"
+std::optional<OpKind> op_kind_by_name(std::string_view name);
+
+// ok: the target said yes (2xx). fail: it said no (any other answer).
+// indeterminate: no answer, or a 5xx: the operation may or may not have been applied.
+enum class Outcome : std::uint8_t { ok, fail, indeterminate, count_ };
+inline constexpr std::size_t kOutcomes = static_cast<std::size_t>(Outcome::count_);
+std::string_view to_string(Outcome o);
+
+struct Op {
+  std::uint64_t round = 0;  // race round id; 0 outside the race
+  OpKind kind = OpKind::get;
+  std::string alias;             // tag: the alias it returned; untag and calls: the alias addressed
+  std::string caller;            // calls: the calling number
+  std::int64_t invoke_ns = 0;    // since the run started (steady clock): when the last byte went out
+  std::int64_t complete_ns = 0;  // when the answer was complete (or the attempt given up)
+  Outcome outcome = Outcome::indeterminate;
+  unsigned status = 0;  // HTTP status; 0 when there was no answer
+  std::string error;    // why there was no answer ("timeout", "reset", ...)
+};
+
+// One JSON object, no newline.
+std::string to_json_line(const Op& op);
+
+}  // namespace crh::oracle

@@ -1,0 +1,3 @@
+// Compiled as if it were a file of oracle/: the oracle depends on core only,
+// so this include of capture/ (a wrong-way arrow) must not compile.
+#include "capture/pcap_check.hpp"
