@@ -2,6 +2,7 @@
 // with any VLAN tags, Linux cooked v1/v2, BSD loopback, raw IP), IPv4 and
 // IPv6 with extension headers. Apart from reassembly so each reads alone.
 #include "capture/frame_decode.hpp"
+#include "capture/packet_headers.hpp"
 
 #include <arpa/inet.h>
 #include <pcap/pcap.h>
@@ -13,10 +14,8 @@ namespace {
 
 constexpr int kLinktypeIpv4 = 228, kLinktypeIpv6 = 229, kLinktypeRaw = 101;
 
-std::uint16_t be16(const unsigned char* p) { return static_cast<std::uint16_t>((p[0] << 8) | p[1]); }
-std::uint32_t be32(const unsigned char* p) {
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
-}
+using detail::be16;
+using detail::be32;
 
 Decoded decode_tcp(const unsigned char* p, std::size_t n, std::size_t wire_left, Segment& s) {
   if (n < 20) return Decoded::skipped;

@@ -1,4 +1,5 @@
-// A captured packet's headers read in place for the redaction (no libpcap):
+// A captured packet's headers read in place (the redaction and the offline
+// reader's frame decoding share them; no libpcap):
 // big-endian fields, and where the IP header begins for a link type. The TCP
 // checksum over them is tcp_checksum_fold (packet_redaction.hpp).
 #pragma once
