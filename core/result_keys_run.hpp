@@ -141,7 +141,9 @@ using envelope::started_at;
 inline constexpr Key before = "before";
 inline constexpr Key after = "after";
 using figure::change_pct;
-inline constexpr Key beyond_limit = "beyond_limit";
+inline constexpr Key beyond_limit = "beyond_limit";  // a lasting level beyond the limit: fails the night
+inline constexpr Key pending = "pending";            // beyond the limit, not lasting yet: could not tell
+inline constexpr Key nights_at_level = "nights_at_level";
 }  // namespace change_point
 
 // comparison.changes[]

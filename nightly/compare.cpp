@@ -9,7 +9,6 @@
 #include <limits>
 
 #include <boost/json.hpp>
-#include <boost/math/distributions/students_t.hpp>
 
 #include "core/result_keys_run.hpp"
 
@@ -66,32 +65,6 @@ std::string in_unit(double v, const std::string& unit) {
     std::snprintf(buf, sizeof buf, "%g", v);
   }
   return buf;
-}
-
-// A change point fails a night only when tonight is also beyond what the
-// nights before it produce (a prediction interval of the earlier level, one-
-// sided at 1%), not only beyond the limit: a figure whose nights fall in two
-// clusters (race untag p50 on this machine: 170-220 us or 250-290 us, night
-// by night) otherwise shows a "step" wherever a few nights of one cluster come
-// first (bench/nightly: 2 false failures in 30 unchanged nights). A drift of
-// a quiet figure passes this as soon as it passes the limit.
-constexpr double kChangePointAlpha = 0.01;
-constexpr std::size_t kMinBefore = 3;
-
-bool beyond_earlier_level(const std::vector<double>& series, std::size_t at, Better better) {
-  if (at < kMinBefore || at >= series.size()) return false;
-  for (double v : series)
-    if (!(v > 0)) return false;
-  double m = 0, ss = 0;
-  for (std::size_t i = 0; i < at; ++i) m += std::log(series[i]);
-  const double n = static_cast<double>(at);
-  m /= n;
-  for (std::size_t i = 0; i < at; ++i) ss += (std::log(series[i]) - m) * (std::log(series[i]) - m);
-  const double sd = std::sqrt(ss / (n - 1));
-  const double tonight = std::log(series.back());
-  const double worse = better == Better::lower ? tonight - m : m - tonight;
-  const double t = boost::math::quantile(boost::math::students_t(n - 1), 1 - kChangePointAlpha);
-  return worse > t * sd * std::sqrt(1 + 1 / n);
 }
 
 json::object figure_comparison(const NightFigure& f, const GateResult& g, double limit_pct) {
@@ -181,8 +154,7 @@ json::object compare_with_nights(const Tonight& tonight, const std::vector<Night
     std::vector<double> series(in.nights.begin() + static_cast<std::ptrdiff_t>(from), in.nights.end());
     series.push_back(f.estimate.value);
     for (const auto& cp : change_points(series, f.better, limit_pct)) {
-      // A level that moved within the limit, for the better, or not beyond chance.
-      if (!cp.beyond_limit || !beyond_earlier_level(series, cp.index, f.better)) continue;
+      if (!cp.beyond_limit) continue;  // a level that moved within the limit or for the better
       const std::size_t at = from + cp.index;
       const bool tonight_began = at >= had.size();
       namespace c = k::change_point;
@@ -194,7 +166,9 @@ json::object compare_with_nights(const Tonight& tonight, const std::vector<Night
                                            {c::before, cp.before},
                                            {c::after, cp.after},
                                            {c::change_pct, cp.change_pct},
-                                           {c::beyond_limit, cp.beyond_limit}});
+                                           {c::beyond_limit, cp.fails()},
+                                           {c::pending, !cp.fails()},
+                                           {c::nights_at_level, cp.nights_at_level}});
     }
   }
   if (window.size() < kMinNights)

@@ -105,8 +105,14 @@ struct ChangePoint {
   bool worse = false;       // in the figure's bad direction
   // worse by more than the limit, and the series' last level and its last
   // night are still beyond the limit against `before` (a level later undone,
-  // or a night back at the old level, does not fail tonight).
+  // or a night back at the old level, does not fail tonight), and the last
+  // night beyond what the nights before `index` produce (not chance).
   bool beyond_limit = false;
+  std::size_t nights_at_level = 0;  // from `index` to the series' last night
+  bool lasting = false;             // at least kLastingNights of them (change_points.cpp)
+  // Fails the last night (tonight): beyond the limit and lasting. Beyond the
+  // limit but not lasting yet, the night could not tell.
+  bool fails() const { return beyond_limit && lasting; }
 };
 
 // Change points of `series` (method in change_points.cpp: CUSUM on log values

@@ -72,7 +72,7 @@ std::string change_points_table(const ShownComparison& c) {
              "</td><td class=\"n\">" + esc(format_figure(p.unit, p.before)) + "</td><td class=\"n\">" +
              esc(format_figure(p.unit, p.after)) + "</td><td class=\"n\">" +
              (p.change_pct ? esc(signed_percent(*p.change_pct)) : "") + "</td><td class=\"mark\">" +
-             (p.beyond_limit ? "REGRESSED (a new level beyond the limit)" : "within the limit") + "</td></tr>\n";
+             (p.beyond_limit ? "REGRESSED (a new level beyond the limit)" : esc(p.status())) + "</td></tr>\n";
     out += "</table>\n";
   }
   for (const auto& ch : c.changes)

@@ -111,7 +111,8 @@ ShownComparison read_comparison(const DocView& c) {
     s.change_points.push_back({clean(p[cp::scenario]), clean(p[cp::operation]), clean(p[cp::figure]),
                                clean(p[cp::night]), clean(p.find(cp::started_at)),
                                {}, p[cp::before].num(), p[cp::after].num(), p[cp::change_pct].maybe_num(),
-                               p[cp::beyond_limit].boolean()});
+                               p[cp::beyond_limit].boolean(), p.find(cp::pending).boolean(),
+                               static_cast<std::uint64_t>(p.find(cp::nights_at_level).maybe_num().value_or(0))});
   for (auto& p : s.change_points)
     for (const auto& f : s.figures)
       if (f.scenario == p.scenario && f.operation == p.operation && f.figure == p.figure) p.unit = f.unit;
@@ -120,6 +121,14 @@ ShownComparison read_comparison(const DocView& c) {
   for (const auto& n : c[cmp::notes].items()) s.notes.push_back(clean(n));
   for (const auto& u : c.find(cmp::unreliable).items()) s.unreliable.push_back(clean(u));
   return s;
+}
+
+std::string ShownChangePoint::status() const {
+  if (beyond_limit) return "beyond the limit";
+  if (pending)
+    return "beyond the limit for " + std::to_string(nights_at_level) +
+           " night(s): could not tell yet (a level fails once it lasts 3 nights)";
+  return "within the limit";
 }
 
 std::string comparison_heading(const ShownComparison& c) {

@@ -4,6 +4,7 @@
 // comparisons (a baseline, `regressed` alone) read as verdicts too.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,7 +39,10 @@ struct ShownChangePoint {
   std::string unit;  // the compared figure's
   double before = 0, after = 0;
   std::optional<double> change_pct;
-  bool beyond_limit = false;
+  bool beyond_limit = false;  // a lasting level beyond the limit: failed the night
+  bool pending = false;       // beyond the limit, not lasting yet: the night could not tell
+  std::uint64_t nights_at_level = 0;
+  std::string status() const;  // "beyond the limit", "beyond the limit for 2 night(s), ..." or "within the limit"
 };
 
 struct ShownChange {

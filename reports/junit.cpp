@@ -304,11 +304,12 @@ std::string regression_suite(const DocView& comparison, const std::string& times
     add(f.name(), f.verdict, line);
   }
   for (const auto& p : c.change_points)
-    add("change point: " + p.scenario + " " + p.operation + " " + p.figure, p.beyond_limit ? "regressed" : "",
+    add("change point: " + p.scenario + " " + p.operation + " " + p.figure,
+        p.beyond_limit ? "regressed" : p.pending ? "inconclusive" : "",
         "a new level from night " + p.night + ": " + format_figure(p.unit, p.before) + " before, " +
             format_figure(p.unit, p.after) + " after" +
             (p.change_pct ? " (" + signed_percent(*p.change_pct) + ")" : "") +
-            (p.beyond_limit ? ", beyond the limit of " + fixed(c.limit_pct, 1) + "%" : ""));
+            (p.beyond_limit || p.pending ? ", " + p.status() + " (limit " + fixed(c.limit_pct, 1) + "%)" : ""));
   return suite_xml("regressions", suite, timestamp, totals);
 }
 

@@ -62,7 +62,7 @@ std::string comparison_lines(const DocView& doc, const TerminalStyle& style) {
            (p.started_at.empty() ? "" : " (" + p.started_at + ")") + ": " + format_figure(p.unit, p.before) +
            " → " + format_figure(p.unit, p.after) +
            (p.change_pct ? " (" + signed_percent(*p.change_pct) + ")" : "") +
-           (p.beyond_limit ? ", beyond the limit" : "") + "\n";
+           ", " + p.status() + "\n";
   for (const auto& ch : c.changes)
     out += "  " + ch.what + " changed on night " + ch.night + ": " + ch.from + " → " + ch.to + "\n";
   if (within)

@@ -122,7 +122,7 @@ Rates false_alarms(int k, const Model& m, long n_nights, unsigned long seed) {
         r.mdc_n[f[i]]++;
         std::vector<double> s(series[i].begin(), series[i].end());
         s.push_back(tonight[i].value);
-        for (const auto& cp : change_points(s, better_of(f[i]), 20)) beyond |= cp.beyond_limit;
+        for (const auto& cp : change_points(s, better_of(f[i]), 20)) beyond |= cp.fails();
       }
       ++r.nights;
       r.regressed += regressed;
@@ -184,7 +184,7 @@ void drift(int k, long tries, unsigned long seed, double found[3], double exact[
         any[i] |= judge(GateInput{.tonight = night[i], .nights = w, .better = better_of(f[i])}).verdict == Verdict::regressed;
         s[i].push_back(night[i].value);
         for (const auto& cp : change_points(s[i], better_of(f[i]), 20))
-          if (cp.beyond_limit && cp.index + 1 >= 30 && cp.index <= 31 && !got[i]) got[i] = true, named[i] = cp.index == 30;
+          if (cp.fails() && cp.index + 1 >= 30 && cp.index <= 31 && !got[i]) got[i] = true, named[i] = cp.index == 30;
         any[i] |= got[i];
       }
     }
