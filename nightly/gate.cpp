@@ -30,6 +30,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::no_change: return "no change";
     case Verdict::inconclusive: return "inconclusive";
     case Verdict::not_backed: return "not backed";
+    case Verdict::too_noisy: return "too noisy";
   }
   return "?";
 }
@@ -165,6 +166,8 @@ GateResult judge(const GateInput& in) {
   // for latency, x(1-l) for throughput; improved likewise mirrored.
   const double up = std::log1p(limit), down = limit < 1 ? -std::log1p(-limit) : INFINITY;
   const double bad_limit = lower_better ? up : down, good_limit = lower_better ? down : up;
+  // A worsening of 1.5 x the limit (the size the gate is meant to catch on its first night).
+  const double bad_step = lower_better ? std::log1p(1.5 * limit) : (1.5 * limit < 1 ? -std::log1p(-1.5 * limit) : INFINITY);
 
   auto x = logs(in.nights);
   if (x.size() > kWindow) x.erase(x.begin(), x.end() - static_cast<std::ptrdiff_t>(kWindow));
@@ -252,6 +255,15 @@ GateResult judge(const GateInput& in) {
   } else if (-e > half && -e > good_limit) {
     r.verdict = Verdict::improved;
     r.reason = against + "; better, beyond the band and" + lim;
+  } else if (half > bad_step) {
+    // The band is wider than a worsening of 1.5 x the limit: the gate would
+    // catch that less than half the time, and a crossing of the limit within
+    // the band is no evidence either way (unpinned nights on the 2-core
+    // machine: p99s +20-48% night after night, each band +150% and more;
+    // calling them could-not-tell made 4 of 30 unchanged nights exit 4).
+    r.verdict = Verdict::too_noisy;
+    r.reason = against + "; within the band, which is wider than a worsening of 1.5 x" + lim +
+               ": too noisy to judge at this limit (more repetitions or a longer load narrow it)";
   } else if (e > bad_limit) {
     // Worse than the limit on its face, but the nights' noise could explain it.
     r.verdict = Verdict::inconclusive;

@@ -18,6 +18,9 @@
 //    disagree; a majority of outlier runs, not a slower service); improved: mirrored;
 //    inconclusive: neither, and e beyond the limit but within the band (worse
 //    than the limit on its face, yet the nights' noise could explain it);
+//    too noisy: neither, and the band is wider than a worsening of 1.5 x the
+//    limit (the gate would catch that worsening less than half the time: a
+//    crossing of the limit within such a band is no evidence either way);
 //    otherwise no change, its reason saying when the 95% interval
 //    e + t_df(0.975) * sp reaches the limit. (An earlier rule called that
 //    inconclusive: on real nights at the nightly settings every night was,
@@ -37,8 +40,9 @@ namespace crh::nightly {
 
 enum class Better { lower, higher };  // latency: lower; throughput: higher
 
-enum class Verdict { regressed, improved, no_change, inconclusive, not_backed };
-std::string_view to_string(Verdict v);  // "regressed", "improved", "no change", "inconclusive", "not backed"
+enum class Verdict { regressed, improved, no_change, inconclusive, not_backed, too_noisy };
+// "regressed", "improved", "no change", "inconclusive", "not backed", "too noisy"
+std::string_view to_string(Verdict v);
 
 // A figure as one night measured it.
 struct Estimate {

@@ -48,10 +48,10 @@ ShownFigure read_figure(const DocView& f) {
 }  // namespace
 
 int verdict_rank(std::string_view verdict) {
-  constexpr std::string_view order[] = {"regressed", "inconclusive", "not backed", "improved"};
-  for (int i = 0; i < 4; ++i)
+  constexpr std::string_view order[] = {"regressed", "inconclusive", "not backed", "too noisy", "improved"};
+  for (int i = 0; i < 5; ++i)
     if (verdict == order[i]) return i;
-  return 4;
+  return 5;
 }
 
 std::string ShownFigure::format(double v) const { return format_figure(unit, v); }

@@ -15,7 +15,7 @@ namespace crh::reports {
 
 struct ShownFigure {
   std::string scenario, operation, figure, unit;
-  std::string verdict;  // "regressed", "improved", "no change", "inconclusive", "not backed"
+  std::string verdict;  // "regressed", "improved", "no change", "inconclusive", "not backed", "too noisy"
   double current = 0;
   double reference = 0;  // the baseline's value, or the nights' level
   std::optional<double> current_lower, current_upper, band_lower, band_upper;

@@ -64,7 +64,7 @@ th{background:#f6f8fa}td.wide{min-width:240px}td.n,th.n{text-align:right;font-va
 tr.regressed td{background:#ffebe9}tr.regressed td.mark,.bad{color:#cf222e;font-weight:bold}.good{color:#1a7f37}
 .badge{display:inline-block;border-radius:10px;padding:0 7px;font-size:11px;font-weight:bold;color:#fff;background:#57606a;white-space:nowrap}
 .o-pass,.o-passed,.o-held{background:#1a7f37}.o-fail,.o-failed,.o-breached,.o-unreachable,.o-incomplete{background:#cf222e}.o-warn{background:#9a6700}
-.o-skip,.o-uncovered,.o-no-change{background:#8c959f}.o-indeterminate{background:#8250df}
+.o-skip,.o-uncovered,.o-no-change,.o-too-noisy{background:#8c959f}.o-indeterminate{background:#8250df}
 .o-regressed{background:#cf222e}.o-improved{background:#1a7f37}.o-inconclusive,.o-unreliable,.o-not-backed{background:#9a6700}
 .ci{font-size:11px;color:#57606a}.nb-why{white-space:normal;display:inline-block;max-width:11em}.notbacked{font-size:11px;color:#9a6700;font-weight:bold}tr.inconclusive td{background:#fff8c5}
 svg.strip{vertical-align:middle;max-width:none;width:120px;height:18px}td.why{min-width:220px;font-size:12px}

@@ -281,7 +281,7 @@ std::string regression_suite(const DocView& comparison, const std::string& times
     if (verdict == "regressed") {
       ++suite.failures;
       suite.cases += "      <failure type=\"regression\" message=\"" + xml_escape(line) + "\"/>\n";
-    } else if (verdict == "inconclusive" || verdict == "not backed") {
+    } else if (verdict == "inconclusive" || verdict == "not backed" || verdict == "too noisy") {
       ++suite.skipped;
       suite.cases += "      <skipped message=\"" + xml_escape(verdict + ": " + line) + "\"/>\n";
     } else {

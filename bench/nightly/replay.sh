@@ -32,7 +32,7 @@ work=$(mktemp -d)
 source "$here/../lib.sh"
 require_tools jq "$crh"
 
-nights=0 judged=0 figures=0 fig_regressed=0 fig_inconclusive=0 cps_beyond=0
+nights=0 judged=0 figures=0 fig_regressed=0 fig_inconclusive=0 fig_noisy=0 cps_beyond=0 cps_pending=0
 declare -A count=()
 : >"$work/mdc.tsv"
 while IFS=$'\t' read -r i d code status night regressed inconclusive cps doc; do
@@ -59,21 +59,23 @@ while IFS=$'\t' read -r i d code status night regressed inconclusive cps doc; do
     count["other(exit $rc)"]=$((${count["other(exit $rc)"]:-0} + 1))
     continue
   fi
-  read -r n_fig n_reg n_inc n_cp window < <(jq -r '[(.comparison.figures // [] | length),
+  read -r n_fig n_reg n_inc n_noisy n_cp n_pending window < <(jq -r '[(.comparison.figures // [] | length),
       ([.comparison.figures[]? | select(.verdict == "regressed")] | length),
       ([.comparison.figures[]? | select(.verdict == "inconclusive")] | length),
+      ([.comparison.figures[]? | select(.verdict == "too noisy")] | length),
       ([.comparison.change_points[]? | select(.beyond_limit == true)] | length),
+      ([.comparison.change_points[]? | select(.pending == true)] | length),
       (.comparison.nights.window // 0 | if type == "array" then length else . end)] | @tsv' "$work/replayed.json")
   [ "$window" -ge 5 ] 2>/dev/null &&
     jq -r '.comparison.figures[]? | select(.min_detectable_pct != null)
            | "\(.scenario) \(.operation) \(.figure)\t\(.min_detectable_pct)"' "$work/replayed.json" >>"$work/mdc.tsv"
   [ "$before" -gt 0 ] && judged=$((judged + 1))
   figures=$((figures + n_fig)) fig_regressed=$((fig_regressed + n_reg)) fig_inconclusive=$((fig_inconclusive + n_inc))
-  cps_beyond=$((cps_beyond + n_cp))
+  fig_noisy=$((fig_noisy + n_noisy)) cps_beyond=$((cps_beyond + n_cp)) cps_pending=$((cps_pending + n_pending))
   case "$rc" in 0) c=passed ;; 1) c=regressed ;; 4) c=could-not-tell ;; *) c="other(exit $rc)" ;; esac
   count[$c]=$((${count[$c]:-0} + 1))
-  printf 'night %3s: %2s nights before it (window %s): exit %s (recorded: exit %s)  figures %s: regressed %s, inconclusive %s; change points beyond the limit %s\n' \
-    "$i" "$before" "$window" "$rc" "$code" "$n_fig" "$n_reg" "$n_inc" "$n_cp"
+  printf 'night %3s: %2s nights before it (window %s): exit %s (recorded: exit %s)  figures %s: regressed %s, inconclusive %s, too noisy %s; change points beyond the limit %s, pending %s\n' \
+    "$i" "$before" "$window" "$rc" "$code" "$n_fig" "$n_reg" "$n_inc" "$n_noisy" "$n_cp" "$n_pending"
   if [ "$rc" = 1 ] || [ "$rc" = 4 ]; then
     jq -r '.comparison.figures[]? | select(.verdict == "regressed" or .verdict == "inconclusive")
            | "    \(.verdict): \(.scenario) \(.operation) \(.figure) \(.change_pct // "?" | tostring | .[0:6])%"' \
@@ -84,7 +86,8 @@ done <"$out/manifest.tsv"
 
 echo
 echo "replay.sh: $nights nights replayed ($judged with at least one night before them), $figures figures judged"
-echo "figures: regressed $fig_regressed, inconclusive $fig_inconclusive; change points beyond the limit $cps_beyond"
+echo "figures: regressed $fig_regressed, inconclusive $fig_inconclusive, too noisy $fig_noisy;" \
+  "change points beyond the limit $cps_beyond, pending (not lasting 3 nights yet) $cps_pending"
 echo "nights: regressed (exit 1) ${count[regressed]:-0}, could-not-tell (exit 4) ${count[could-not-tell]:-0}," \
   "passed (exit 0) ${count[passed]:-0}$(for c in "${!count[@]}"; do
     case "$c" in passed|regressed|could-not-tell) ;; *) printf ', %s %s' "$c" "${count[$c]}" ;; esac

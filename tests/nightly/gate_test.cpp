@@ -82,19 +82,44 @@ TEST(Gate, ThroughputHigherIsBetterIsMirrored) {
 }
 
 TEST(Gate, NoisyNightsCannotTellAChangeNearTheLimit) {
-  // One night's spread 10%: +25% is beyond the limit but within the band.
-  const auto record = nights(20, 1.0, 0.10, 6);
-  const double level = judge_tonight(record, 1.0).reference;
-  const auto beyond = judge_tonight(record, level * 1.28);
+  // One night's spread 5%: the band (about +25%) is narrower than a worsening
+  // of 1.5 x the limit (+30%), so +23% is beyond the limit but within the band.
+  const auto record = nights(20, 1.0, 0.05, 6);
+  const auto level = judge_tonight(record, 1.0);
+  ASSERT_LT(*level.band_upper / level.reference, 1.30);
+  ASSERT_GT(*level.band_upper / level.reference, 1.23);
+  const auto beyond = judge_tonight(record, level.reference * 1.23);
   EXPECT_EQ(beyond.verdict, Verdict::inconclusive) << beyond.reason;
   EXPECT_NE(beyond.reason.find("within the band"), std::string::npos) << beyond.reason;
   // Within the limit: no alarm, though its interval reaches the limit (said).
-  const auto within = judge_tonight(record, level * 1.10);
+  const auto within = judge_tonight(record, level.reference * 1.10);
   EXPECT_EQ(within.verdict, Verdict::no_change) << within.reason;
   EXPECT_GT(within.change_upper_pct, 20);
   EXPECT_NE(within.reason.find("could hide in the noise"), std::string::npos) << within.reason;
-  EXPECT_GT(within.min_detectable_pct, beyond.min_detectable_pct - 1e-9);
-  EXPECT_GT(within.min_detectable_pct, 40);  // at this noise only a large worsening is caught
+  EXPECT_GT(within.min_detectable_pct, 30);
+  // Beyond the band it is a regression like any other.
+  EXPECT_EQ(judge_tonight(record, level.reference * 1.40).verdict, Verdict::regressed);
+}
+
+TEST(Gate, AFigureWhoseBandIsWiderThanOneAndAHalfTimesTheLimitIsTooNoisyToJudgeIt) {
+  // One night's spread 10%: the band reaches about +55%; a worsening of 30%
+  // would be caught less than half the time, and a crossing of the limit
+  // within the band is no evidence either way.
+  const auto record = nights(20, 1.0, 0.10, 6);
+  const auto level = judge_tonight(record, 1.0);
+  ASSERT_GT(*level.band_upper / level.reference, 1.30);
+  for (double tonight : {1.0, 1.10, 1.28}) {
+    const auto g = judge_tonight(record, level.reference * tonight);
+    EXPECT_EQ(g.verdict, Verdict::too_noisy) << tonight << ": " << g.reason;
+    EXPECT_NE(g.reason.find("too noisy to judge at this limit"), std::string::npos) << g.reason;
+    EXPECT_GT(g.min_detectable_pct, 40);  // at this noise only a large worsening is caught
+  }
+  // Beyond its band it still fails, and throughput is mirrored.
+  EXPECT_EQ(judge_tonight(record, *level.band_upper * 1.05).verdict, Verdict::regressed);
+  EXPECT_EQ(judge_tonight(record, level.reference * 0.75, Better::higher).verdict, Verdict::too_noisy);
+  // The same figure at a limit it can judge: 60%.
+  GateInput wide{.tonight = {.value = level.reference * 1.28}, .nights = record, .limit_pct = 60};
+  EXPECT_EQ(judge(wide).verdict, Verdict::no_change) << judge(wide).reason;
 }
 
 TEST(Gate, ANotBackedFigureNeverFails) {
@@ -119,9 +144,10 @@ TEST(Gate, FewerThanFiveNightsJudgesAgainstTheLastNightsRepetitions) {
   in.tonight = Estimate{.value = 103, .repetitions = {101, 103, 105, 102, 104}};
   EXPECT_EQ(judge(in).verdict, Verdict::no_change);
 
-  // Repetitions that disagree: the change's interval is wide.
+  // Repetitions that disagree: the change's interval is wider than any
+  // worsening the limit is about.
   in.tonight = Estimate{.value = 135, .repetitions = {90, 135, 180, 100, 170}};
-  EXPECT_EQ(judge(in).verdict, Verdict::inconclusive);
+  EXPECT_EQ(judge(in).verdict, Verdict::too_noisy) << judge(in).reason;
 }
 
 TEST(Gate, AMedianPulledUpByOutlierRepetitionsIsInconclusiveNotRegressed) {
