@@ -113,14 +113,21 @@ std::string comparison_section(const DocView& doc) {
         "<table><tr><th>figure</th><th class=\"n\">tonight [95%]</th><th class=\"n\">reference<br/>(band)</th>"
         "<th>against the band</th><th class=\"n\">change [95%]</th><th>verdict</th>"
         "<th class=\"n\">detectable</th><th>why</th></tr>\n";
-    // Figures without change fold away (a <details> opens without script): the rest is what a reader came for.
-    std::string changed, unchanged;
-    std::size_t n_unchanged = 0;
+    // Figures without change, and those too noisy to judge the limit, fold
+    // away (a <details> opens without script): the rest is what a reader came for.
+    std::string changed, unchanged, noisy;
+    std::size_t n_unchanged = 0, n_noisy = 0;
     for (const auto& f : c.figures) {
-      (f.verdict == "no change" ? unchanged : changed) += nights_row(f);
-      n_unchanged += f.verdict == "no change";
+      const bool quiet = f.verdict == "no change", too_noisy = f.verdict == "too noisy";
+      (quiet ? unchanged : too_noisy ? noisy : changed) += nights_row(f);
+      n_unchanged += quiet;
+      n_noisy += too_noisy;
     }
     if (!changed.empty()) out += header + changed + "</table>\n";
+    if (n_noisy)
+      out += "<details><summary>" + std::to_string(n_noisy) +
+             " figure(s) too noisy to judge at this limit (a band wider than a worsening of 1.5 × the "
+             "limit)</summary>\n" + header + noisy + "</table>\n</details>\n";
     if (n_unchanged)
       out += "<details><summary>" + std::to_string(n_unchanged) + " figure(s) with no change</summary>\n" + header +
              unchanged + "</table>\n</details>\n";

@@ -133,8 +133,8 @@ TEST(Intervals, RepetitionsAreShownEach) {
 }
 
 // A run judged against a record of nights: one figure regressed, one
-// inconclusive, one not backed, one without change; a change point beyond the
-// limit and a machine change.
+// inconclusive, one not backed, one too noisy, one without change; a change
+// point beyond the limit, one pending, and a machine change.
 json::object nights_run(const std::string& status = "failed", int exit_code = 1) {
   RunParts parts;
   parts.loads.push_back(load_with_intervals());
@@ -164,9 +164,17 @@ json::object nights_run(const std::string& status = "failed", int exit_code = 1)
       {"scenario": "mixed", "operation": "untag", "figure": "p99", "unit": "ns", "better": "lower",
        "baseline": 2000000, "current": 4000000, "change_pct": 100, "worse_pct": 100, "limit_pct": 20,
        "regressed": false, "verdict": "not backed", "backed": false, "n": 400, "nights_used": 20,
-       "reason": "400 samples: fewer than 10 beyond the p99"}],
+       "reason": "400 samples: fewer than 10 beyond the p99"},
+      {"scenario": "mixed", "operation": "wake", "figure": "p99", "unit": "ns", "better": "lower",
+       "baseline": 1000000, "current": 1300000, "change_pct": 30, "worse_pct": 30, "limit_pct": 20,
+       "regressed": false, "verdict": "too noisy", "band_lower": 200000, "band_upper": 5000000, "n": 300000,
+       "backed": true, "min_detectable_pct": 640, "nights_used": 20,
+       "reason": "within the band, which is wider than a worsening of 1.5 x the 20% limit: too noisy to judge at this limit"}],
     "change_points": [{"scenario": "mixed", "operation": "call", "figure": "p50", "night": "20261120T010000Z-ab12cd34",
-       "started_at": "2026-11-20T01:00:00Z", "before": 800000, "after": 1000000, "change_pct": 25, "beyond_limit": true}],
+       "started_at": "2026-11-20T01:00:00Z", "before": 800000, "after": 1000000, "change_pct": 25, "beyond_limit": true},
+      {"scenario": "mixed", "operation": "get-agent", "figure": "p50", "night": "20261121T010000Z-cd34ef56",
+       "started_at": "2026-11-21T01:00:00Z", "before": 800000, "after": 1000000, "change_pct": 25, "beyond_limit": false,
+       "pending": true, "nights_at_level": 2}],
     "changes": [{"night": "20261118T010000Z-0badf00d", "what": "machine", "from": "Xeon E5", "to": "EPYC 7B13"}]
   })j");
   doc["verdict"].as_object()["status"] = status;
@@ -207,7 +215,7 @@ TEST(NightsComparison, HtmlShowsIntervalBandVerdictAndDetectableChange) {
   ASSERT_TRUE(root) << reader.error();
   std::size_t strips = 0, rows = 0;
   for (const auto* svg : root->descendants("svg")) strips += svg->attr("class") == "strip";
-  EXPECT_EQ(strips, 4u) << "a strip per compared figure";
+  EXPECT_EQ(strips, 5u) << "a strip per compared figure";
   for (const auto* tr : root->descendants("tr")) {
     const auto cells = tr->all("td");
     if (cells.size() != 8 || tr->descendants("svg").empty()) continue;  // a figure's row, with its strip
@@ -218,10 +226,13 @@ TEST(NightsComparison, HtmlShowsIntervalBandVerdictAndDetectableChange) {
       EXPECT_EQ(mark->text, "REGRESSED");
     }
   }
-  EXPECT_EQ(rows, 4u);
-  // The figure without change is folded away, the others are not.
-  ASSERT_EQ(root->descendants("details").size(), 1u);
-  EXPECT_EQ(root->descendants("details")[0]->descendants("svg").size(), 1u);
+  EXPECT_EQ(rows, 5u);
+  // The figure too noisy to judge and the one without change are folded away, the others are not.
+  const auto folded = root->descendants("details");
+  ASSERT_EQ(folded.size(), 2u);
+  EXPECT_EQ(folded[0]->descendants("svg").size(), 1u);
+  EXPECT_TRUE(contains(folded[0]->child("summary")->text, "too noisy to judge at this limit"));
+  EXPECT_EQ(folded[1]->descendants("svg").size(), 1u);
   for (const auto* want : {"Comparison with the record of nights", "2.50 ms [2.20, 2.90]", "[1.80, 2.30]",
                            "+25.0% [+10.0, +45.0%]", "o-inconclusive", "o-not-backed", "41%", "repetitions: 1990/s",
                            "Change points", "a new level beyond the limit", "machine changed on night",
@@ -240,15 +251,23 @@ TEST(NightsComparison, JUnitSkipsInconclusiveAndFailsRegressed) {
     return nullptr;
   }();
   ASSERT_TRUE(suite);
-  EXPECT_EQ(suite->attr("tests"), "5");     // four figures and a change point
-  EXPECT_EQ(suite->attr("failures"), "2");  // the throughput and the change point
-  EXPECT_EQ(suite->attr("skipped"), "2");   // inconclusive and not backed
+  EXPECT_EQ(suite->attr("tests"), "7");     // five figures and two change points
+  EXPECT_EQ(suite->attr("failures"), "2");  // the throughput and the lasting change point
+  EXPECT_EQ(suite->attr("skipped"), "4");   // inconclusive, not backed, too noisy, the pending change point
   for (const auto* c : suite->all("testcase")) {
     const auto name = c->attr("name").value_or("");
     if (name == "mixed tag p99") {
       ASSERT_EQ(c->all("skipped").size(), 1u);
       EXPECT_TRUE(contains(c->all("skipped")[0]->attr("message").value_or(""), "inconclusive: "));
       EXPECT_TRUE(contains(c->all("skipped")[0]->attr("message").value_or(""), "straddles the limit"));
+    }
+    if (name == "mixed wake p99") {
+      ASSERT_EQ(c->all("skipped").size(), 1u);
+      EXPECT_TRUE(contains(c->all("skipped")[0]->attr("message").value_or(""), "too noisy: "));
+    }
+    if (name == "change point: mixed get-agent p50") {
+      ASSERT_EQ(c->all("skipped").size(), 1u);
+      EXPECT_TRUE(contains(c->all("skipped")[0]->attr("message").value_or(""), "could not tell yet"));
     }
     if (name == "mixed all throughput") {
       EXPECT_EQ(c->all("failure").size(), 1u);
