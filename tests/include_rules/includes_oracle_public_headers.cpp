@@ -6,3 +6,4 @@
 #include "oracle/rules.hpp"
 #include "oracle/shapes.hpp"
 #include "oracle/verdicts.hpp"
+#include "oracle/model.hpp"
