@@ -21,10 +21,14 @@ std::string shown(const std::string& text) {
   return "\"" + text.substr(0, kMax) + "...\" (" + std::to_string(text.size()) + " bytes)";
 }
 
-Operation make(api::Operation endpoint, std::int64_t at_ms) {
+// An operation on `endpoint` naming `id` (an agent, a key or an alias) and,
+// for the alias endpoints, `channel`.
+Operation make(api::Operation endpoint, std::int64_t at_ms, std::string id = {}, std::string channel = {}) {
   Operation op;
   op.endpoint = endpoint;
   op.at_ms = at_ms;
+  op.id = std::move(id);
+  op.channel = std::move(channel);
   return op;
 }
 
@@ -58,54 +62,29 @@ std::string describe(const Operation& op) {
 
 namespace ops {
 Operation list_agents(std::int64_t at_ms) { return make(api::Operation::list_agents, at_ms); }
-Operation get_agent(std::string id, std::int64_t at_ms) {
-  auto op = make(api::Operation::get_agent, at_ms);
-  op.id = std::move(id);
-  return op;
-}
-Operation snooze(std::string id, std::int64_t at_ms) {
-  auto op = make(api::Operation::snooze, at_ms);
-  op.id = std::move(id);
-  return op;
-}
-Operation wake(std::string id, std::int64_t at_ms) {
-  auto op = make(api::Operation::wake, at_ms);
-  op.id = std::move(id);
-  return op;
-}
-Operation db_get(std::string key, std::int64_t at_ms) {
-  auto op = make(api::Operation::db_get, at_ms);
-  op.id = std::move(key);
-  return op;
-}
+Operation get_agent(std::string id, std::int64_t at_ms) { return make(api::Operation::get_agent, at_ms, std::move(id)); }
+Operation snooze(std::string id, std::int64_t at_ms) { return make(api::Operation::snooze, at_ms, std::move(id)); }
+Operation wake(std::string id, std::int64_t at_ms) { return make(api::Operation::wake, at_ms, std::move(id)); }
+Operation db_get(std::string key, std::int64_t at_ms) { return make(api::Operation::db_get, at_ms, std::move(key)); }
 Operation db_set(std::string key, std::string value, std::int64_t at_ms) {
-  auto op = make(api::Operation::db_set, at_ms);
-  op.id = std::move(key);
+  auto op = make(api::Operation::db_set, at_ms, std::move(key));
   op.value = std::move(value);
   return op;
 }
 Operation list_aliases(std::string channel, std::int64_t at_ms) {
-  auto op = make(api::Operation::list_aliases, at_ms);
-  op.channel = std::move(channel);
-  return op;
+  return make(api::Operation::list_aliases, at_ms, {}, std::move(channel));
 }
 Operation tag(std::string channel, std::string tag, std::int64_t minutes, std::int64_t at_ms) {
-  auto op = make(api::Operation::tag, at_ms);
-  op.channel = std::move(channel);
+  auto op = make(api::Operation::tag, at_ms, {}, std::move(channel));
   op.tag = std::move(tag);
   op.minutes = std::to_string(minutes);
   return op;
 }
 Operation untag(std::string channel, std::string alias, std::int64_t at_ms) {
-  auto op = make(api::Operation::untag, at_ms);
-  op.channel = std::move(channel);
-  op.id = std::move(alias);
-  return op;
+  return make(api::Operation::untag, at_ms, std::move(alias), std::move(channel));
 }
 Operation call(std::string channel, std::string alias, std::string caller, std::int64_t at_ms) {
-  auto op = make(api::Operation::call, at_ms);
-  op.channel = std::move(channel);
-  op.id = std::move(alias);
+  auto op = make(api::Operation::call, at_ms, std::move(alias), std::move(channel));
   op.caller = std::move(caller);
   return op;
 }

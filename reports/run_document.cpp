@@ -252,18 +252,18 @@ void tally_parts(const RunParts& parts, Tally& t) {
 void tally_record(const DocView& c, Tally& t) {
   namespace cp = k::change_point;
   for (const auto& p : c.find(k::comparison::change_points).items()) {
+    const std::string figure =
+        p.find(cp::scenario).str() + " " + p.find(cp::operation).str() + " " + p.find(cp::figure).str();
     if (p.find(cp::pending).boolean()) {
       t.worst(4);
-      t.reasons.emplace_back(p.find(cp::scenario).str() + " " + p.find(cp::operation).str() + " " +
-                             p.find(cp::figure).str() + " has been beyond the limit since night " +
-                             p.find(cp::night).str() + ": could not tell yet (a new level fails once it lasts 3 nights)");
+      t.reasons.emplace_back(figure + " has been beyond the limit since night " + p.find(cp::night).str() +
+                             ": could not tell yet (a new level fails once it lasts 3 nights)");
       continue;
     }
     if (!p.find(cp::beyond_limit).boolean()) continue;
     t.worst(1);
     const auto change = p.find(cp::change_pct).maybe_num();
-    t.reasons.emplace_back(p.find(cp::scenario).str() + " " + p.find(cp::operation).str() + " " +
-                           p.find(cp::figure).str() + " moved " + (change ? percent(*change) : "?") +
+    t.reasons.emplace_back(figure + " moved " + (change ? percent(*change) : "?") +
                            " in steps since night " + p.find(cp::night).str() +
                            " (a change point beyond the limit; accept it with crh report --nights DIR --accept NIGHT)");
   }

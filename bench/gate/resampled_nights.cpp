@@ -95,7 +95,7 @@ Outcome outcome_of(const json::object& c) {
 
 // The rules other tools give a team, over the draws so far (oldest first).
 struct OtherRules {
-  std::vector<const std::vector<NightFigure>*> before;
+  std::vector<const Night*> before;
   long last_night = 0, bencher = 0, bencher_limit = 0, judged = 0;
   double limit = 0.20;
 
@@ -104,22 +104,17 @@ struct OtherRules {
     const double change = (v - base) / std::fabs(base);
     return b == Better::lower ? change : -change;
   }
-  static const NightFigure* find(const std::vector<NightFigure>& n, const NightFigure& f) {
-    for (const auto& g : n)
-      if (g.scenario == f.scenario && g.operation == f.operation && g.figure == f.figure) return &g;
-    return nullptr;
-  }
-  void judge(const std::vector<NightFigure>* tonight) {
+  void judge(const Night* tonight) {
     bool a = false, b = false, c = false;
     if (!before.empty()) {
       ++judged;
-      for (const auto& f : *tonight) {
+      for (const auto& f : tonight->figures) {
         if (!f.estimate.backed) continue;
-        const auto* last = find(*before.back(), f);
+        const auto* last = before.back()->find(f.key());
         if (last && last->estimate.backed && worse_by(f.estimate.value, last->estimate.value, f.better) > limit) a = true;
         std::vector<double> v;
         for (std::size_t i = before.size() > 64 ? before.size() - 64 : 0; i < before.size(); ++i)
-          if (const auto* g = find(*before[i], f); g && g->estimate.backed) v.push_back(g->estimate.value);
+          if (const auto* g = before[i]->find(f.key()); g && g->estimate.backed) v.push_back(g->estimate.value);
         if (v.size() < 5) continue;
         double m = 0, ss = 0;
         for (double x : v) m += x;
@@ -211,8 +206,7 @@ int main(int argc, char** argv) {
   }
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<std::size_t> pick(0, pool.size() - 1);
-  auto draw = [&] { return pool[pick(rng)]->figures; };
-  auto draw_night = [&] { return pool[pick(rng)]; };
+  auto draw = [&] { return pool[pick(rng)]; };
   std::printf("resampled nights: %zu recorded nights of %s (%zu figures a night), limit %.0f%%, seed %lu\n",
               pool.size(), dir.c_str(), pool.front()->figures.size(), limit, seed);
 
@@ -220,15 +214,15 @@ int main(int argc, char** argv) {
   Record record{.limit_pct = limit};
   OtherRules others{.limit = limit / 100};
   for (std::size_t i = 0; i < kWindow; ++i) {
-    const auto* n = draw_night();
+    const auto* n = draw();
     record.add(n->figures, true);
-    others.before.push_back(&n->figures);
+    others.before.push_back(n);
   }
   long failed = 0, by_cp = 0, cannot_tell = 0;
   std::map<std::string, long> why;  // figure -> failed nights it failed
   for (long i = 0; i < n_nights; ++i) {
-    const auto* n = draw_night();
-    others.judge(&n->figures);
+    const auto* n = draw();
+    others.judge(n);
     const auto o = record.judge_and_add(n->figures);
     for (const auto& w : o.why) ++why[w];
     failed += o.exit_code == 1;
@@ -253,8 +247,8 @@ int main(int argc, char** argv) {
   long caught = 0;
   for (long t = 0; t < tries; ++t) {
     Record r{.limit_pct = limit};
-    for (std::size_t i = 0; i < kWindow; ++i) r.add(draw(), true);
-    caught += r.judge_and_add(slowed(draw(), 1.3)).exit_code == 1;
+    for (std::size_t i = 0; i < kWindow; ++i) r.add(draw()->figures, true);
+    caught += r.judge_and_add(slowed(draw()->figures, 1.3)).exit_code == 1;
   }
   std::printf("30%% slower: flagged on its first night in %ld of %ld tries (%.1f%%)\n", caught, tries,
               100.0 * caught / tries);
@@ -264,11 +258,11 @@ int main(int argc, char** argv) {
   std::vector<long> first_at(9, 0);
   for (long t = 0; t < tries; ++t) {
     Record r{.limit_pct = limit};
-    for (int i = 0; i < 30; ++i) r.add(draw(), true);
+    for (int i = 0; i < 30; ++i) r.add(draw()->figures, true);
     const std::string start = "night-30";  // the drift's first night
     int at = 0;
     for (int d = 1; d <= 8 && !at; ++d) {
-      const auto o = r.judge_and_add(slowed(draw(), std::pow(1.05, d)));
+      const auto o = r.judge_and_add(slowed(draw()->figures, std::pow(1.05, d)));
       if (o.exit_code != 1) continue;
       at = d;
       if (o.by_change_point) {
