@@ -27,6 +27,7 @@ Masked everywhere (every string of every document):
     from +1999N00.. +1999N99 and probes crh-no-such-agent-N and
     crh-probe-absent-N; N is learned from the caller numbers and masked in
     those places only (the two digits after it, the caller's index, stay).
+  - the exploration's speed ("N operations/s", explore.sequences).
   - the near-miss key's changed half (auth.near-miss.prefix-equal): 7s and 3s
     derived from the embedded service's random key.
 Masked by key in JSON:
@@ -77,6 +78,7 @@ MASK = "{{masked}}"
 
 # --- string masks --------------------------------------------------------
 
+EXPLORE_RATE = re.compile(r"\b\d+ operations/s")
 RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?")
 # An instant cut off by an evidence answer's truncation ("... (519 bytes)").
 RFC3339_CUT = re.compile(r"\d{4}-[0-9T:.Z-]*(?=\.\.\. \(\d+ bytes\))")
@@ -113,6 +115,7 @@ class Learned:
         if self.nonce_re is not None:
             s = self.nonce_re.sub("{{nonce}}", s)
         s = NEAR_MISS.sub(r"\1{{near-miss}}'", s)
+        s = EXPLORE_RATE.sub("{{n}} operations/s", s)
         return s
 
 
