@@ -105,9 +105,10 @@ struct Judge {
     if (left || was_initial) {
       v.kind = db ? ViolationKind::database_stale_read : ViolationKind::agent_stale_state;
       v.explanation = subject + ": " + read_text + " " + got + ", " +
-                      (left ? "left by " + describe(*left) : std::string("the value before the run")) +
-                      "; but " + describe(*cut.write) + " began after that and was answered before the read was sent, "
-                      "so a linearizable service returns " + v.expected;
+                      (left ? "left by " + describe(*left) + "; but " + describe(*cut.write) +
+                                  " was sent after that write was answered,"
+                            : "the value before the run; but " + describe(*cut.write) + " was") +
+                      " answered before the read was sent, so a linearizable service returns " + v.expected;
       if (left) v.proof.push_back(*left);
       v.proof.push_back(*cut.write);
     } else {
