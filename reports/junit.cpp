@@ -249,9 +249,11 @@ std::string load_suite(const DocView& load, Totals& totals) {
                    fixed(op[k::proof::invoke_ns].num() / 1e6, 3) + "–" +
                    fixed(op[k::proof::complete_ns].num() / 1e6, 3) + " ms] " + clean(op[k::proof::outcome]) + " " +
                    fixed(op[k::proof::status].num(), 0) + "\n";
-      if (const auto again = v.find(k::violation::reproduce).str(); !again.empty())
-        listing += "  reproduce: " + clean(again) + "\n";
     }
+    // One command runs the load again: every violation of a run has the same.
+    if (const auto kept = load[k::race::violations].items(); !kept.empty())
+      if (const auto again = kept.front().find(k::violation::reproduce).str(); !again.empty())
+        listing += "reproduce: " + clean(again) + "\n";
     if (count > 0) {
       ++suite.failures;
       suite.cases += "      <failure type=\"violation\" message=\"" + fixed(count, 0) + " invariant violation(s)\">" +

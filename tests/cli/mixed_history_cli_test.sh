@@ -3,7 +3,8 @@
 # `crh serve` every read is judged and none is flagged; against
 # `crh serve --fault db-first-write-wins` (later writes answered 200 but
 # ignored) a stale read is flagged with its proof in the terminal, JSON,
-# JUnit and HTML, with the command that runs it again; the key never shows.
+# JUnit and HTML, with the command that runs it again; two shards at once
+# judge only what each owns; the key never shows.
 # Loopback only; every server is stopped on exit.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -51,9 +52,28 @@ read="[p for p in $v['proof'] if p['op'] == 'db-get'][0]"
 grep -q "crh load --base-url" <<<"$(field "$work/bad.json" "$v['reproduce']")" || fail "bad.json: no reproduce command"
 grep -q '<failure type="violation"' "$work/bad.xml" || fail "bad.xml has no violation failure"
 grep -q 'database-stale-read' "$work/bad.xml" || fail "bad.xml does not name the stale read"
+grep -q '^reproduce: crh load --base-url' "$work/bad.xml" || fail "bad.xml gives no command to reproduce"
 grep -q 'database-stale-read' "$work/bad.html" || fail "bad.html does not name the stale read"
 grep -q '"op":"db-get".*"value":"crh load' "$work/bad.jsonl" || fail "the history file does not show the values read"
 if grep -rq -- "$key" "$work"/run.out "$work"/run.err "$work"/bad.*; then fail "the API key appears in output or files"; fi
+stop "$pid"
+
+step "c. two shards at once on one crh serve: each judges only its own key and agents, 0 violations, merged"
+start --aliases 24
+for i in 0 1; do
+  CRH_API_KEY=$key "$crh" load --base-url "$url" --scenario mixed --duration 2 --shard "$i/2" --connections 8 \
+    --json "$work/shard$i.json" >"$work/shard$i.out" 2>&1 &
+done
+wait %2 %3 || true
+for i in 0 1; do
+  [ "$(field "$work/shard$i.json" 'd["violation_count"]')" = 0 ] || fail "shard $i: violations on a correct target"
+  [ "$(field "$work/shard$i.json" 'd["history_check"]["agent_reads"] > 0')" = True ] || fail "shard $i: no agent state judged"
+done
+run report "$work/shard0.json" "$work/shard1.json" --json "$work/merged.json"
+[ "$code" -eq 0 ] || { fail "crh report of the two shards exited $code"; show; }
+sum=$(( $(field "$work/shard0.json" 'd["history_check"]["database_reads"]') + $(field "$work/shard1.json" 'd["history_check"]["database_reads"]') ))
+[ "$(field "$work/merged.json" 'd["loads"][0]["history_check"]["database_reads"]')" = "$sum" ] || fail "merged.json: the shards' reads do not add up"
+[ "$(field "$work/merged.json" 'd["loads"][0]["violation_count"]')" = 0 ] || fail "merged.json: violations"
 stop "$pid"
 
 if [ "$failures" -gt 0 ]; then echo "$failures failure(s)"; exit 1; fi
