@@ -59,7 +59,8 @@ history.operations, series_step_s, histogram precision_bits. Also:
   - a threshold's description keeps its expression, limit and verdict; the
     measured value after the colon is masked.
 JUnit: the time= and timestamp= attributes; a load's "N requests, R/s, E
-errors" and "N rounds" counts and a threshold's measured value, as in the
+errors" and "N rounds" counts, the mixed history's "N database reads, A
+agent states, T tags judged" and a threshold's measured value, as in the
 JSON ("V violation(s)" stays: the race's checker finds none on a correct
 target); and the string masks above in all text.
 --capture: the outputs of `crh pcap check` on a fixed capture file are
@@ -91,6 +92,7 @@ JUNIT_LOAD_COUNTS = re.compile(r"\b\d+ requests, [\d.]+/s, \d+ errors\b")
 # A threshold's line, "errors&lt;1%: 0% (limit 1%, ...) held": the measured value.
 JUNIT_THRESHOLD_ACTUAL = re.compile(r"(: )[^ (<]+( \(limit )")
 JUNIT_ROUNDS = re.compile(r"\b\d+ rounds\b")
+JUNIT_HISTORY_COUNTS = re.compile(r"\b\d+ database reads, \d+ agent states, \d+ tags judged\b")
 
 
 class Learned:
@@ -223,6 +225,7 @@ def normalize(text, capture=False):
         text = JUNIT_LOAD_COUNTS.sub("{{n}} requests, {{n}}/s, {{n}} errors", text)
         text = JUNIT_THRESHOLD_ACTUAL.sub(r"\1{{actual}}\2", text)
         text = JUNIT_ROUNDS.sub("{{n}} rounds", text)
+        text = JUNIT_HISTORY_COUNTS.sub("{{n}} database reads, {{n}} agent states, {{n}} tags judged", text)
     return learned.mask(text)
 
 
