@@ -165,6 +165,29 @@ Step Generator::next(const oracle::Model& model, const Sequence& sent) {
     for (std::size_t i = 0; i < more; ++i) s.also_callers.push_back(ground_.caller_base + std::to_string(10 + i));
     return s;
   }
+  // Around a tag's end: a call just before it (may it slide the end?), the
+  // end itself, then a look (is the tag gone, the lock with it?).
+  if (!sent.empty() && ground_.call_hook) {
+    const Step& last = sent.back();
+    const auto tag_of_wait = last.alias_of;
+    if (last.kind == Step::Kind::before_expiry && chance(0.7)) {
+      s.op = oracle::ops::call(ch, any(ground_.aliases), caller());
+      s.alias_of = tag_of_wait;
+      return s;
+    }
+    if (last.kind == Step::Kind::after_expiry && chance(0.7)) {
+      if (chance(0.5)) s.op = oracle::ops::list_aliases(ch);
+      else s.op = oracle::ops::call(ch, any(ground_.aliases), ground_.caller_base + "03"), s.alias_of = tag_of_wait;
+      return s;
+    }
+    if (sent.size() >= 2 && sent[sent.size() - 2].kind == Step::Kind::before_expiry &&
+        last.op.endpoint == Endpoint::call && ground_.waits > 0 && chance(0.6)) {
+      --ground_.waits;
+      s.kind = Step::Kind::after_expiry;
+      s.alias_of = sent[sent.size() - 2].alias_of;
+      return s;
+    }
+  }
   const int roll = static_cast<int>(pick(100));
   if (ground_.cross_expiry && roll < 5 && !tags.empty() && ground_.waits > 0) {
     --ground_.waits;
