@@ -39,8 +39,11 @@ std::optional<std::int64_t> minutes_of(const oracle::Operation& op) {
 void note_rules(const oracle::Prediction& p, Replay& out) {
   for (auto r : {p.status.ok_rule, p.status.refusal_rule, p.status.status_rule})
     if (!r.empty()) out.rules.insert(std::string(r));
-  for (const auto& f : p.fields)
+  for (const auto& f : p.fields) {
     if (!f.rule.empty()) out.rules.insert(std::string(f.rule));
+    for (const auto& x : f.excluded)
+      if (!x.rule.empty()) out.rules.insert(std::string(x.rule));
+  }
 }
 
 }  // namespace
@@ -113,6 +116,7 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
     std::vector<oracle::Divergence> found;
     const auto prediction = oracle::predict(model, o, profile_);
     note_rules(prediction, out);
+    out.rules.insert("X0");  // every answer is awaited: a dropped connection is a divergence
     if (a.timed_out) {
       ++out.timeouts;
       oracle::observe(model, o, oracle::ObservedAnswer::none(), profile_);
@@ -131,6 +135,7 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
     if (step.trailing_slash && obs.status != 200 && obs.status < 500) return found;
     found = oracle::check(prediction, obs);
     if (auto d = same_form(o, obs)) found.push_back(*d);
+    if (obs.status != 200 && obs.status < 500) out.rules.insert("X2");
     if (obs.status != 200 && obs.status < 500)
       for (const auto& f : oracle::error_shape_findings(obs.status, a.content_type, obs.body))
         found.push_back(divergence_of(f, o));
