@@ -84,13 +84,9 @@ std::string Generator::caller() {
 
 std::string Generator::agent_id() {
   if (!chance(0.1)) return any(ground_.agents);
-  const std::string& known = any(ground_.agents);
-  switch (pick(4)) {
-    case 0: return "crh-probe-agent";
-    case 1: return "0" + known;  // the same number, another id
-    case 2: return known + " ";
-    default: return known + "0";
-  }
+  // Unknown ids that cannot be read as a listed one, whatever the target's
+  // ids are (a numeric id may well take "0101" for 101).
+  return pick(2) == 0 ? "crh-probe-agent" : any(ground_.agents) + "9";
 }
 
 std::string Generator::minutes() {
@@ -116,7 +112,8 @@ std::string Generator::value() {
       "v", "", " v ", "a  b", "é", "日本語", "🙂", "e\u0301", "\u202Eabc", "null", "\"q\"", "a&b=c", "+", "%20",
       "line\nbreak", "tab\there", "0", "{}",
   };
-  if (chance(0.1)) return std::string(1000 + pick(3000), 'x') + "y";
+  // Long, not huge: the spec shows no size, and a service may cap it.
+  if (chance(0.1)) return std::string(200 + pick(800), 'x') + "y";
   if (chance(0.3)) return "v" + std::to_string(pick(1000));
   return any(odd);
 }
@@ -153,7 +150,7 @@ Step Generator::next(const oracle::Model& model, const Sequence& sent) {
     const auto facts = model.channel(ground_.channel);
     if (!facts.aliases.empty() && chance(0.7)) step.op.id = any(facts.aliases).id;
     else step.op.id = any(ground_.aliases);
-    if (step.alias_of == 0 && chance(0.06)) step.op.id = chance(0.5) ? "crh-probe-alias" : "0" + step.op.id;
+    if (step.alias_of == 0 && chance(0.06)) step.op.id = chance(0.5) ? "crh-probe-alias" : step.op.id + "9";
   };
   const std::string& ch = ground_.channel;
   // Callers racing for a tag just made: the first-caller-wins rule under concurrency.
