@@ -15,18 +15,17 @@ namespace crh::reference {
 
 enum class Mutant {
   caller_suffix_match,         // the caller lock compares the last 4 characters of the number
+  caller_prefix_match,         // the caller lock compares the first 8 characters of the number
   caller_ignores_plus,         // the caller lock ignores a leading '+'
   lock_checked_once,           // only the first call after the bind is checked
   lock_forgotten_after_calls,  // the bound caller is forgotten after its 3rd call
   lock_half_lifetime,          // the lock ends at half the tag's lifetime
   late_first_call_unbound,     // a first call in the second half of the lifetime does not bind
   untagged_call_binds,         // a call to an untagged alias locks the alias's next tag
-  lock_ignores_channel,        // a bound caller is recorded per alias id, not per (channel, alias)
   lru_first_use,               // the tag picks the oldest first use, not the oldest last use
   lru_counter_wraps,           // the use order is kept in 4 bits and wraps every 16 uses
   tag_overwrites_when_full,    // with every alias tagged, tag retags the LRU alias instead of refusing
   tag_skips_expired,           // an alias whose tag expired is not free for a tag until deleted
-  untag_any_channel,           // delete of an untagged alias removes the tag of the same id on another channel
   expiry_drops_hours,          // the lifetime is minutes % 60
   expiry_from_first_call,      // the lifetime is counted from the first call, not from the tag
   minutes_fraction_truncated,  // minutes "2.5" is accepted as 2
@@ -37,6 +36,7 @@ enum class Mutant {
   db_empty_missing,            // a key whose value is "" reads as not found
   db_key_case,                 // keys are compared without regard to case
   db_key_dots,                 // dots in keys are ignored
+  db_key_undecoded,            // keys are taken from the path without percent-decoding
   agents_list_hides_snoozed,   // the agent list leaves snoozed agents out
   agent_get_snoozed_404,       // GET of a snoozed agent answers 404
   auth_skip_untag,             // DELETE of a tag needs no Apikey

@@ -124,6 +124,8 @@ Reply Service::handle(const Request& req) {
   }
   Route route{match->endpoint, {}, {}, query};
   if (match->endpoint != Endpoint::agents_list) route.id = segments[segments[0] == "api" ? 3 : 1];
+  // db-key-undecoded: the key as it stands in the path ("/database/" is 10 bytes).
+  if (database && config_.mutants.has(Mutant::db_key_undecoded)) route.id = std::string(path.substr(10));
   if (match->endpoint == Endpoint::untag || match->endpoint == Endpoint::call) route.alias = segments[3];
   return dispatch(route, req);
 }

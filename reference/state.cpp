@@ -70,15 +70,6 @@ struct State::Impl {
   std::vector<std::unique_ptr<ChannelSlot>> channels;
   StringMap<std::size_t> channel_index;
 
-  // lock-ignores-channel: the bound callers by alias id alone, whatever the channel.
-  struct IdLock {
-    std::string channel;
-    std::string caller;
-    Clock::time_point until;
-  };
-  mutable std::mutex id_locks_mutex;
-  mutable StringMap<IdLock> id_locks;
-
   mutable std::shared_mutex db_mutex;
   StringMap<std::string> db;
   std::size_t db_bytes = 0;
@@ -109,6 +100,8 @@ struct State::Impl {
   bool same_caller(std::string_view bound, std::string_view caller) const {
     if (mutants.has(Mutant::caller_suffix_match) && bound.size() >= 4 && caller.size() >= 4)
       return bound.substr(bound.size() - 4) == caller.substr(caller.size() - 4);
+    if (mutants.has(Mutant::caller_prefix_match) && bound.size() >= 8 && caller.size() >= 8)
+      return bound.substr(0, 8) == caller.substr(0, 8);
     if (mutants.has(Mutant::caller_ignores_plus)) {
       if (bound.starts_with('+')) bound.remove_prefix(1);
       if (caller.starts_with('+')) caller.remove_prefix(1);
@@ -116,27 +109,15 @@ struct State::Impl {
     return bound == caller;
   }
   // The first caller of a tag becomes its bound caller. Caller holds the channel's mutex.
-  void bind(ChannelSlot& ch, AliasSlot& a, std::string_view caller, Clock::time_point now) const {
+  void bind(AliasSlot& a, std::string_view caller, Clock::time_point now) const {
     if (mutants.has(Mutant::late_first_call_unbound) && second_half(a, now)) return;  // connects, binds nobody
     a.bound_caller = std::string(caller);
     a.calls_after_bind = 0;
     a.bound_calls = 1;
-    if (mutants.has(Mutant::lock_ignores_channel)) {
-      std::lock_guard lock(id_locks_mutex);
-      id_locks[a.id] = IdLock{ch.id, *a.bound_caller, a.expires_at};
-    }
   }
   // A connected call by the bound caller (lock-forgotten-after-calls counts them).
-  void bound_call(ChannelSlot& ch, AliasSlot& a) const {
-    if (++a.bound_calls >= 3 && mutants.has(Mutant::lock_forgotten_after_calls)) {
-      a.bound_caller.reset();
-      forget_id_lock(ch, a);
-    }
-  }
-  void forget_id_lock(const ChannelSlot& ch, const AliasSlot& a) const {
-    if (!mutants.has(Mutant::lock_ignores_channel)) return;
-    std::lock_guard lock(id_locks_mutex);
-    if (auto it = id_locks.find(a.id); it != id_locks.end() && it->second.channel == ch.id) id_locks.erase(it);
+  void bound_call(AliasSlot& a) const {
+    if (++a.bound_calls >= 3 && mutants.has(Mutant::lock_forgotten_after_calls)) a.bound_caller.reset();
   }
   // The order the tag compares last uses in (lru-first-use, lru-counter-wraps: another order).
   std::uint64_t use_order(const AliasSlot& a) const {
@@ -170,11 +151,6 @@ struct State::Impl {
     if (!a.tag) return std::nullopt;
     if (mutants.has(Mutant::lock_half_lifetime) && second_half(a, now)) return std::nullopt;
     if (a.bound_caller) return a.bound_caller;
-    if (mutants.has(Mutant::lock_ignores_channel)) {
-      std::lock_guard lock(id_locks_mutex);
-      auto it = id_locks.find(a.id);
-      if (it != id_locks.end() && it->second.channel != ch.id && now < it->second.until) return it->second.caller;
-    }
     if (!faults.has(Fault::binding_per_tag_name)) return std::nullopt;
     for (auto& other : ch.aliases) {
       expire(other, now);
@@ -214,27 +190,6 @@ struct State::Impl {
     while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
     return s.substr(0, n);
   }
-  // Deletes the tag of `alias` on `channel`, taking the channel's mutex.
-  UntagResult untag_in(ChannelSlot& ch, std::string_view alias, Clock::time_point now) const {
-    std::lock_guard lock(ch.mutex);
-    auto* a = find_alias(ch, alias);
-    if (!a) return {UntagStatus::unknown_alias, {}};
-    expire(*a, now);
-    a->expired_tag.reset();  // an expired tag deleted: tag-skips-expired frees the alias, the list stops showing it
-    if (!a->tag) return {UntagStatus::not_tagged, a->view()};
-    if (faults.has(Fault::delete_tag_noop)) {
-      AliasView shown = a->view();
-      shown.tag.reset();
-      shown.expires_at.reset();
-      shown.bound_caller.reset();
-      return {UntagStatus::untagged, shown};
-    }
-    a->tag.reset();
-    release_caller(*a);
-    forget_id_lock(ch, *a);
-    return {UntagStatus::untagged, a->view()};
-  }
-
   static Agent to_agent(const AgentSlot& s) { return Agent{s.id, s.name, s.snoozed.load(std::memory_order_relaxed)}; }
 };
 
@@ -369,7 +324,6 @@ TagResult State::tag(std::string_view channel, std::string_view tag, std::int64_
   pick->bound_calls = 0;
   // untagged-call-binds: the caller an untagged call recorded stays for the new tag.
   if (!m.has(Mutant::untagged_call_binds)) impl_->release_caller(*pick);
-  impl_->forget_id_lock(*ch, *pick);
   Impl::mark_used(*ch, *pick, now);
   return {TagStatus::tagged, pick->view()};
 }
@@ -377,15 +331,22 @@ TagResult State::tag(std::string_view channel, std::string_view tag, std::int64_
 UntagResult State::untag(std::string_view channel, std::string_view alias) {
   auto* ch = impl_->find_channel(channel);
   if (!ch) return {UntagStatus::unknown_channel, {}};
-  UntagResult r = impl_->untag_in(*ch, alias, clock_.now());
-  if (r.status != UntagStatus::not_tagged || !impl_->mutants.has(Mutant::untag_any_channel)) return r;
-  // untag-any-channel: the alias id looked up on every channel, the first live tag removed.
-  for (auto& other : impl_->channels) {
-    if (other.get() == ch) continue;
-    UntagResult elsewhere = impl_->untag_in(*other, alias, clock_.now());
-    if (elsewhere.status == UntagStatus::untagged) return elsewhere;
+  std::lock_guard lock(ch->mutex);
+  auto* a = Impl::find_alias(*ch, alias);
+  if (!a) return {UntagStatus::unknown_alias, {}};
+  impl_->expire(*a, clock_.now());
+  a->expired_tag.reset();  // an expired tag deleted: tag-skips-expired frees the alias, the list stops showing it
+  if (!a->tag) return {UntagStatus::not_tagged, a->view()};
+  if (impl_->faults.has(Fault::delete_tag_noop)) {
+    AliasView shown = a->view();
+    shown.tag.reset();
+    shown.expires_at.reset();
+    shown.bound_caller.reset();
+    return {UntagStatus::untagged, shown};
   }
-  return r;
+  a->tag.reset();
+  impl_->release_caller(*a);
+  return {UntagStatus::untagged, a->view()};
 }
 
 CallResult State::call(std::string_view channel, std::string_view alias, std::string_view caller) {
@@ -404,10 +365,10 @@ CallResult State::call(std::string_view channel, std::string_view alias, std::st
     if (checked && holder && !impl_->same_caller(*holder, caller) && !impl_->faults.has(Fault::binding_last_caller))
       return {CallStatus::locked, a->view()};
     if (!holder) {
-      impl_->bind(*ch, *a, caller, now);
+      impl_->bind(*a, caller, now);
     } else if (checked) {
       a->bound_caller = std::string(caller);
-      impl_->bound_call(*ch, *a);
+      impl_->bound_call(*a);
     }
   } else if (impl_->mutants.has(Mutant::untagged_call_binds)) {
     a->bound_caller = std::string(caller);

@@ -73,6 +73,12 @@ const std::vector<MutantScenario>& scenarios() {
          p.call(id, "%2B15550001234");
          return p.call(id, "%2B15559991234") == 200;
        }},
+      {Mutant::caller_prefix_match, kLong,
+       [](Probe& p) {
+         std::string id = p.tag();
+         p.call(id, "%2B15550001234");
+         return p.call(id, "%2B15550009999") == 200;
+       }},
       {Mutant::caller_ignores_plus, kLong,
        [](Probe& p) {
          std::string id = p.tag();
@@ -113,12 +119,6 @@ const std::vector<MutantScenario>& scenarios() {
          std::string id = p.tag();
          return id == "1" && p.call(id, "newcomer") == 403;
        }},
-      {Mutant::lock_ignores_channel, kLong,
-       [](Probe& p) {
-         std::string one = p.tag("tag=t&minutes=1440", "1"), two = p.tag("tag=t&minutes=1440", "2");
-         p.call(one, "first", "1");
-         return one == two && p.call(two, "second", "2") == 403;
-       }},
       {Mutant::lru_first_use, kLong,
        [](Probe& p) {
          // Aliases 1-4 tagged and untagged in turn, then alias 1 called: its
@@ -144,11 +144,6 @@ const std::vector<MutantScenario>& scenarios() {
          for (int i = 0; i < 4; ++i) p.tag("tag=t&minutes=1");
          std::this_thread::sleep_for(150ms);  // every tag has ended
          return p.send("POST", "/channels/1/alias-numbers/tag", "tag=t&minutes=1440").status == 409;
-       }},
-      {Mutant::untag_any_channel, kLong,
-       [](Probe& p) {
-         std::string id = p.tag();  // channel 1's alias; channel 2's of the same id is untagged
-         return p.untag(id, "2") == 200 && !p.tag_listed(id);
        }},
       {Mutant::expiry_drops_hours, kLong,
        [](Probe& p) {
@@ -202,6 +197,12 @@ const std::vector<MutantScenario>& scenarios() {
        [](Probe& p) {
          p.send("POST", "/database/a.b", "value=dotted");
          return p.value("ab") == "dotted";
+       }},
+      {Mutant::db_key_undecoded, kLong,
+       [](Probe& p) {
+         p.send("POST", "/database/key-A", "value=plain");
+         p.send("POST", "/database/key-%41", "value=escaped");  // the same key, its A percent-encoded
+         return p.value("key-A") == "plain";
        }},
       {Mutant::agents_list_hides_snoozed, kLong,
        [](Probe& p) {
