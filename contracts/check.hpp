@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,13 @@ struct CheckResult {
 };
 
 class CheckContext;
+
+// Exploration (issue 25): how many operations, from which seed.
+struct ExploreSettings {
+  std::size_t operations = 0;  // 0: off
+  std::uint64_t seed = 0;
+  bool slow = false;           // --slow: waits for tags of a long minute to end (at most twice)
+};
 
 struct Check {
   std::string id;                     // "auth.missing-key.database-get"

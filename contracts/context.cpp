@@ -108,6 +108,12 @@ void CheckContext::sleep_until(std::chrono::steady_clock::time_point t) {
   }
 }
 
+void CheckContext::note(std::string message) { result_.message = std::move(message); }
+void CheckContext::cover(std::vector<std::string> rules) {
+  if (!rules.empty()) result_.rules = std::move(rules);
+}
+void CheckContext::record_evidence(Evidence e) { result_.evidence.push_back(std::move(e)); }
+
 std::string CheckContext::caller(int n) const {
   return run_.caller_base + (n < 10 ? "0" : "") + std::to_string(n % 100);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <boost/json/value.hpp>
 #include <map>
 #include <memory>
@@ -109,6 +110,10 @@ struct RunShared {
   // and the run stops sending (checks not started are not run).
   std::atomic<bool> stalled{false};
   const std::atomic<bool>* stop = nullptr;  // set by Ctrl-C: waits end early
+  ExploreSettings explore;
+  // Puts back what the run changed so far (the janitor's list), mid-run:
+  // exploration replays from the state it leaves. Set by the executor.
+  std::function<void()> restore;
 
   // Some exchange of the run (the preflight's included) was answered: the
   // network to the target works, so a dropped request is the target's doing.
@@ -182,6 +187,12 @@ class CheckContext {
   // A finding made elsewhere (shapes.hpp): a MUST ends the check, a SHOULD
   // (judged apart or not) is noted.
   void add(Finding f);
+  // What a passing check says (exploration: how much it explored).
+  void note(std::string message);
+  // The rules the check touched, replacing the ones it declares (exploration).
+  void cover(std::vector<std::string> rules);
+  // Evidence that is not an exchange of this context (a reproducer's lines).
+  void record_evidence(Evidence e);
   [[noreturn]] void fail(std::string_view rule, const std::string& text);
   [[noreturn]] void skip(const std::string& why);
   [[noreturn]] void indeterminate(const std::string& why);

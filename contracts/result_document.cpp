@@ -195,6 +195,8 @@ json::object config_json(const RunOptions& options) {
                       {o::checks, std::move(check_patterns)},
                       {o::slow, options.slow},
                       {o::strict, options.strict},
+                      {o::explore, options.explore.operations},
+                      {o::explore_seed, options.explore.seed},
                       {o::minute_ms, options.target.minute.count()},
                       {o::timeout_ms, options.client.timeout.count()},
                       {o::profile, core::to_json(core::Profile{options.target.dialect, options.statuses})}};

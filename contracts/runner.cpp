@@ -72,6 +72,14 @@ class Executor {
     shared_.client = o.client;
     shared_.client.cancel = o.stop;  // Ctrl-C cuts the checks' exchanges short, never the restore's
     shared_.stop = o.stop;
+    shared_.explore = o.explore;
+    shared_.explore.slow = o.slow;
+    shared_.restore = [this] {
+      core::ClientConfig restoring = shared_.client;
+      restoring.cancel = nullptr;
+      core::HttpClient restorer(shared_.target.base, restoring);
+      restore(restorer, false);
+    };
     do {
       shared_.wrong_key =
           random_text(std::max<std::size_t>(o.target.api_key.size(), 8), "abcdefghijklmnopqrstuvwxyz0123456789");
@@ -107,7 +115,7 @@ class Executor {
     core::ClientConfig restoring = shared_.client;
     restoring.cancel = nullptr;
     core::HttpClient restorer(shared_.target.base, restoring);  // a fresh connection: the checks' may be broken
-    restore(restorer);
+    restore(restorer, true);
     if (shared_.target_lost && !report_.unreachable) {
       report_.unreachable = true;
       report_.unreachable_reason = "the target stopped accepting connections during the run";
@@ -271,7 +279,8 @@ class Executor {
 
   // Puts back what the run changed (DESIGN.md §5), then looks again: every
   // item that is not verifiably back is named in a note, one by one.
-  void restore(core::HttpClient& client) {
+  // Mid-run (`final` false) it says nothing: the last restore's notes count.
+  void restore(core::HttpClient& client, bool final) {
     CheckResult scratch;
     scratch.id = "restore";
     CheckContext ctx(shared_, client, scratch);
@@ -282,7 +291,8 @@ class Executor {
     // A target that stopped answering gets one try: the restore's first
     // request past --timeout ends its sending (CheckContext::gave_up), so the
     // run still ends within about 4 × --timeout.
-    shared_.stalled = false;
+    if (final) shared_.stalled = false;
+    if (!final) keys.clear();  // the run's sequences read a key before they predict it
     try {
       for (const auto& alias : janitor.tags()) api::untag_quietly(ctx, alias);
       // Tags whose alias the run does not know (a tag it made although it
@@ -299,10 +309,11 @@ class Executor {
         ctx.send(core::api::Operation::db_set, {.id = it->first, .value = want});
         it = api::read_database_value(ctx, it->first) == want ? keys.erase(it) : std::next(it);
       }
-      left_tagged = probe_tagged_aliases(ctx);
+      if (final) left_tagged = probe_tagged_aliases(ctx);
     } catch (const CheckEnded&) {
-      report_.notes.push_back("restoring the target stopped early: it stopped answering");
+      if (final) report_.notes.push_back("restoring the target stopped early: it stopped answering");
     }
+    if (!final) return;
     if (ctx.gave_up())
       report_.notes.push_back("restoring the target stopped early: a request got no answer within --timeout " +
                               std::to_string(shared_.client.timeout.count()) + " ms");

@@ -25,6 +25,7 @@ struct RunOptions {
   std::vector<std::string> checks;  // ids, or prefixes ending in '*'; empty: every check of the suites
   bool slow = false;                // run the expiry checks (they wait a tag lifetime)
   bool strict = false;              // SHOULD findings fail
+  ExploreSettings explore;          // the explore suite's count and seed (DESIGN.md §5, issue 25)
   // The profile does not say how parameters travel: when the target refuses
   // the default, the preflight tries the other encodings and uses the one it
   // takes, with a note (RunReport::encoding says which).

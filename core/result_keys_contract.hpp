@@ -20,6 +20,10 @@ using contract::checks;  // the check patterns asked for
 using contract::suites;
 inline constexpr Key slow = "slow";
 inline constexpr Key strict = "strict";
+// The explore suite's count of operations and seed (issue 25); absent in
+// documents written before it
+inline constexpr Key explore = "explore";
+inline constexpr Key explore_seed = "explore_seed";
 inline constexpr Key minute_ms = "minute_ms";
 inline constexpr Key timeout_ms = "timeout_ms";
 inline constexpr Key profile = "profile";

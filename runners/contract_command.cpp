@@ -70,6 +70,14 @@ int prepare_run(const ContractOptions& o, contracts::RunOptions& run) {
   return kExitOk;
 }
 
+// The explore suite runs: selected and given operations.
+bool explores(const contracts::RunOptions& run) {
+  if (run.explore.operations == 0) return false;
+  for (const auto* c : contracts::select_checks(run.suites, run.checks))
+    if (c->suite == "explore") return true;
+  return false;
+}
+
 int run_contract_command(const ContractOptions& o) {
   if (o.list_checks) return list_checks();
   contracts::RunOptions run;
@@ -84,7 +92,7 @@ int run_contract_command(const ContractOptions& o) {
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   const bool quiet = o.output.quiet;
   std::size_t done = 0;
-  const std::size_t total = contracts::select_checks(o.contract.suites, o.checks).size();
+  const std::size_t total = contracts::select_checks(run.suites, run.checks).size();
   if (tty && !quiet)
     run.on_result = [&](const contracts::CheckResult& r) {
       ++done;
@@ -93,7 +101,12 @@ int run_contract_command(const ContractOptions& o) {
   if (!quiet)
     std::cout << "crh contract: checking " << run.target.base.to_string()
               << (embedded ? " (embedded reference service)" : "") << ", channel " << run.target.channel
-              << (o.contract.slow ? ", with the slow checks" : "") << "\n"
+              << (o.contract.slow ? ", with the slow checks" : "")
+              << (explores(run) ? ", exploring " + std::to_string(run.explore.operations) + " operations from seed " +
+                                      std::to_string(run.explore.seed) + " (--seed " +
+                                      std::to_string(run.explore.seed) + " replays them)"
+                                : "")
+              << "\n"
               << std::flush;
 
   InterruptScope interrupt;  // Ctrl-C: skip the checks not started, restore, write what was gathered

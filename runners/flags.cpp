@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <random>
 
 #include <boost/json.hpp>
 
@@ -53,12 +54,26 @@ void ContractFlags::add_to(CLI::App* sub, const ContractHelp& help) {
   sub->add_option("--suite", suites, help.suite);
   sub->add_flag("--slow", slow, "also run the expiry checks (they wait one tag lifetime)");
   sub->add_flag("--strict", strict, help.strict);
+  sub->add_option("--explore", explore,
+                  "operations of random sequences judged by the model of the spec, shrunk to a reproducer on a "
+                  "failure (the explore suite; 0: off)")
+      ->capture_default_str();
+  sub->add_option("--seed", seed, "the exploration's seed: the same seed explores the same way (default: drawn, printed)");
 }
 
 void ContractFlags::apply_to(contracts::RunOptions& run) const {
   run.suites = suites;
   run.slow = slow;
   run.strict = strict;
+  if (!seed) {
+    std::random_device device;
+    seed = std::uniform_int_distribution<std::uint64_t>(1, 999'999'999)(device);
+  }
+  run.explore = {explore, *seed, slow};
+  // --explore 0 takes the suite out of the run rather than skipping it.
+  if (explore == 0 && run.suites.empty())
+    for (const auto& s : contracts::all_suites())
+      if (s != "explore") run.suites.push_back(s);
 }
 
 boost::json::object contract_rerun(const TargetFlags& target, const ContractFlags& contract, bool embedded) {
@@ -77,6 +92,8 @@ boost::json::object contract_rerun(const TargetFlags& target, const ContractFlag
   if (target.timeout_ms != defaults.timeout_ms) add("--timeout", std::to_string(target.timeout_ms));
   if (contract.slow) options.emplace_back("--slow");  // a slow check is skipped without it
   if (contract.strict) options.emplace_back("--strict");
+  if (contract.explore != kDefaultExplore) add("--explore", std::to_string(contract.explore));
+  if (contract.seed) add("--seed", std::to_string(*contract.seed));  // the explore check replays
   const auto source = embedded                         ? r::key_embedded
                       : !target.api_key_file.empty() ? r::key_from_file
                                                      : r::key_from_environment;

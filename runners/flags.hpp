@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,15 +75,23 @@ int with_output_problems(const std::string& command, const std::vector<std::stri
 
 struct ContractHelp {
   std::string suite =
-      "run only this suite (repeatable): endpoints, auth, errors, agents, database, aliases, binding, expiry";
+      "run only this suite (repeatable): endpoints, auth, errors, agents, database, aliases, binding, expiry, explore";
   std::string strict = "SHOULD findings (profile defaults) fail the run";
 };
 
-// --suite, --slow, --strict.
+// Operations the explore suite sends by default: the quick contract run
+// against `crh serve` stays under 2 s (DESIGN.md §8; README, Exploration).
+inline constexpr std::size_t kDefaultExplore = 600;
+
+// --suite, --slow, --strict, --explore, --seed.
 struct ContractFlags {
   std::vector<std::string> suites;  // empty: every suite
   bool slow = false;
   bool strict = false;
+  std::size_t explore = kDefaultExplore;
+  // Drawn by apply_to when not given, so each night explores something new
+  // and the drawn seed is printed, written and rerun.
+  mutable std::optional<std::uint64_t> seed;
 
   void add_to(CLI::App* sub, const ContractHelp& help = {});
   // Sets the suites, --slow and --strict of a contract run.

@@ -144,8 +144,13 @@ contracts::RunReport run_contract_suites(const RunContext& ctx, const core::Expe
   ctx.o.contract.apply_to(run);
   run.client.timeout = ctx.o.target.timeout();
   run.stop = &InterruptScope::requested();
+  if (!ctx.o.output.quiet && run.explore.operations > 0 &&
+      (run.suites.empty() || std::find(run.suites.begin(), run.suites.end(), "explore") != run.suites.end()))
+    std::cout << "crh run: exploring " << run.explore.operations << " operations from seed " << run.explore.seed
+              << " (--seed " << run.explore.seed << " replays them)\n"
+              << std::flush;
   std::size_t done = 0;
-  const std::size_t total = contracts::select_checks(ctx.o.contract.suites, {}).size();
+  const std::size_t total = contracts::select_checks(run.suites, {}).size();
   if (ctx.progress)
     run.on_result = [&](const contracts::CheckResult& r) {
       std::cout << "\r\x1b[2K[contract " << ++done << "/" << total << "] " << r.id << std::flush;

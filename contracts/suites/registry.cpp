@@ -28,6 +28,7 @@ const std::vector<Check>& all_checks() {
     suites::add_alias_checks(out);
     suites::add_binding_checks(out);
     suites::add_expiry_checks(out);
+    suites::add_explore_checks(out);
     return out;
   }();
   return checks;
@@ -35,7 +36,7 @@ const std::vector<Check>& all_checks() {
 
 const std::vector<std::string>& all_suites() {
   static const std::vector<std::string> names{"endpoints", "auth",    "errors",  "agents",
-                                              "database",  "aliases", "binding", "expiry"};
+                                              "database",  "aliases", "binding", "expiry", "explore"};
   return names;
 }
 

@@ -18,5 +18,6 @@ void add_database_checks(std::vector<Check>& out);
 void add_alias_checks(std::vector<Check>& out);
 void add_binding_checks(std::vector<Check>& out);
 void add_expiry_checks(std::vector<Check>& out);
+void add_explore_checks(std::vector<Check>& out);
 
 }  // namespace crh::contracts::suites

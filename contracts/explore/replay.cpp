@@ -1,0 +1,236 @@
+// Sending steps and judging every answer with the model of the spec.
+#include <algorithm>
+#include <charconv>
+#include <numeric>
+
+#include "contracts/explore/explore.hpp"
+#include "core/api.hpp"
+#include "oracle/shapes.hpp"
+
+namespace crh::contracts::explore {
+namespace {
+
+using Endpoint = core::api::Operation;
+
+oracle::Divergence divergence_of(const oracle::Finding& f, const oracle::Operation& op) {
+  return {f.severity, f.rule, "", "", oracle::describe(op) + ": " + f.text};
+}
+
+// The alias the tag step `serial` picked, as its answer names it.
+std::optional<std::string> picked_by(std::uint32_t serial, const Replay& so_far, const core::FieldNames& names) {
+  for (const auto& s : so_far.sent) {
+    if (s.step.serial != serial || s.answers.empty()) continue;
+    const auto& a = s.answers.front().observed;
+    if (!a.answered || a.status != 200) return std::nullopt;
+    std::string why;
+    if (auto body = oracle::parse_json(a.body, why)) return core::api::tagged_alias_id(names, *body);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// The minutes a tag asked for, when they are a plain integer.
+std::optional<std::int64_t> minutes_of(const oracle::Operation& op) {
+  if (!op.minutes) return std::nullopt;
+  std::int64_t v = 0;
+  const auto* end = op.minutes->data() + op.minutes->size();
+  auto [p, ec] = std::from_chars(op.minutes->data(), end, v);
+  if (ec != std::errc() || p != end) return std::nullopt;
+  return v;
+}
+
+void note_rules(const oracle::Prediction& p, Replay& out) {
+  for (auto r : {p.status.ok_rule, p.status.refusal_rule, p.status.status_rule})
+    if (!r.empty()) out.rules.insert(std::string(r));
+  for (const auto& f : p.fields)
+    if (!f.rule.empty()) out.rules.insert(std::string(f.rule));
+}
+
+}  // namespace
+
+std::int64_t expiry_margin_ms(std::int64_t slowest_answer_ms) { return 2 * slowest_answer_ms + 10; }
+
+void Judge::step(const Step& step, Wire& wire, Replay& out) {
+  Sent sent{step, {}, {}, {}};
+  const auto& names = profile_.dialect.fields;
+  if (step.kind == Step::Kind::before_expiry || step.kind == Step::Kind::after_expiry) {
+    // Until the margin's edge, on the side the step names, of the tag's end.
+    for (const auto& s : out.sent) {
+      if (s.step.serial != step.alias_of || s.ops.empty() || s.answers.empty()) continue;
+      const auto& a = s.answers.front().observed;
+      const auto minutes = minutes_of(s.ops.front());
+      if (!a.answered || a.status != 200 || !minutes || *minutes <= 0) break;
+      const std::int64_t ends = s.ops.front().at_ms + *minutes * model_.clock.minute_ms;
+      const std::int64_t margin = expiry_margin_ms(slowest_ms_);
+      const bool before = step.kind == Step::Kind::before_expiry;
+      const std::int64_t until = before ? ends - margin - 5 : ends + margin + 5;
+      if (until - wire.now_ms() > wire.longest_wait_ms()) {
+        sent.note = "no wait: the tag ends " + std::to_string(until - wire.now_ms()) + " ms from now";
+        break;
+      }
+      if (until > wire.now_ms()) wire.sleep_until_ms(until);
+      sent.note = "waited until " + std::to_string(margin + 5) + " ms " + (before ? "before" : "after") +
+                  " the tag's end (" + std::to_string(*minutes) + " × " + std::to_string(model_.clock.minute_ms) +
+                  " ms after it was sent; margin " + std::to_string(margin) +
+                  " ms from the slowest answer so far, " + std::to_string(slowest_ms_) + " ms)";
+      break;
+    }
+    if (sent.note.empty()) sent.note = "no wait: the tag it waits for was not made";
+    out.sent.push_back(std::move(sent));
+    return;
+  }
+
+  oracle::Operation op = step.op;
+  op.auth = auth_of(step.key, wire.api_key());
+  if (step.alias_of)
+    if (auto id = picked_by(step.alias_of, out, names)) op.id = *id;
+  std::vector<oracle::Operation> ops{op};
+  if (step.kind == Step::Kind::burst)
+    for (const auto& c : step.also_callers) {
+      ops.push_back(op);
+      ops.back().caller = c;
+    }
+  const std::int64_t at = wire.now_ms();
+  for (auto& o : ops) o.at_ms = at;
+  auto answers = wire.send(step, ops);
+  const std::int64_t took = wire.now_ms() - at;
+  out.operations += ops.size();
+  // The time a request is sent is not the time the target handles it: the
+  // margin covers this answer's time too, judged after it came.
+  slowest_ms_ = std::max(slowest_ms_, took);
+  model_.clock.margin_ms = expiry_margin_ms(slowest_ms_);
+  sent.ops = ops;
+  sent.answers = answers;
+  const std::size_t index = out.sent.size();
+  out.sent.push_back(std::move(sent));
+
+  // One operation's divergences on `model` (which it then advances).
+  const auto judge = [&](oracle::Model& model, const oracle::Operation& o, const Answer& a) {
+    std::vector<oracle::Divergence> found;
+    const auto prediction = oracle::predict(model, o, profile_);
+    note_rules(prediction, out);
+    if (a.timed_out) {
+      ++out.timeouts;
+      oracle::observe(model, o, oracle::ObservedAnswer::none(), profile_);
+      return found;
+    }
+    if (a.dropped) {
+      found.push_back({oracle::Severity::must, "X0", "an answer", "none",
+                       oracle::describe(o) + ": the connection closed without an answer (" + a.described +
+                           "); rule X0"});
+      oracle::observe(model, o, oracle::ObservedAnswer::none(), profile_);
+      return found;
+    }
+    const auto& obs = a.observed;
+    // A path ending in '/' is not one the spec names: a refusal of it is as
+    // good as the answer, and no handler ran.
+    if (step.trailing_slash && obs.status != 200 && obs.status < 500) return found;
+    found = oracle::check(prediction, obs);
+    if (auto d = same_form(o, obs)) found.push_back(*d);
+    if (obs.status != 200 && obs.status < 500)
+      for (const auto& f : oracle::error_shape_findings(obs.status, a.content_type, obs.body))
+        found.push_back(divergence_of(f, o));
+    oracle::observe(model, o, obs, profile_);
+    return found;
+  };
+  const auto first_must = [](const std::vector<oracle::Divergence>& d) {
+    return std::find_if(d.begin(), d.end(), [](const auto& x) { return x.severity == oracle::Severity::must; });
+  };
+  const auto keep = [&](std::vector<oracle::Divergence> found) {
+    if (auto must = first_must(found); must != found.end()) {
+      std::stable_partition(found.begin(), found.end(),
+                            [](const auto& x) { return x.severity == oracle::Severity::must; });
+      out.failure = Failure{index, std::move(found)};
+      return;
+    }
+    for (auto& d : found)
+      if (std::none_of(out.should.begin(), out.should.end(), [&](const auto& s) { return s.second.rule == d.rule; }))
+        out.should.emplace_back(index, std::move(d));
+  };
+
+  if (ops.size() == 1) {
+    keep(judge(model_, ops.front(), answers.front()));
+    return;
+  }
+  // Concurrent calls: the answers must be those of some order of them.
+  std::vector<std::size_t> order(ops.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::optional<oracle::Model> best_model;
+  std::vector<oracle::Divergence> best_found;
+  std::size_t best_accepted = 0;
+  do {
+    oracle::Model m = model_;
+    std::vector<oracle::Divergence> all;
+    std::size_t accepted = 0;
+    bool broke = false;
+    for (auto i : order) {
+      auto found = judge(m, ops[i], answers[i]);
+      all.insert(all.end(), found.begin(), found.end());
+      if (first_must(found) != found.end()) {
+        broke = true;
+        break;
+      }
+      ++accepted;
+    }
+    if (!broke) {
+      model_ = std::move(m);
+      keep(std::move(all));
+      return;
+    }
+    if (!best_model || accepted > best_accepted) {
+      best_model = std::move(m);
+      best_found = std::move(all);
+      best_accepted = accepted;
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  for (auto& d : best_found)
+    if (d.severity == oracle::Severity::must)
+      d.text = "no order of the " + std::to_string(ops.size()) +
+               " calls sent at one instant gives their answers; in the one that goes furthest, " + d.text;
+  model_ = std::move(*best_model);
+  keep(std::move(best_found));
+}
+
+// R1: snooze and wake answer the agent in the form of the single-agent GET:
+// the same fields with the same JSON types (null matches any).
+std::optional<oracle::Divergence> Judge::same_form(const oracle::Operation& op, const oracle::ObservedAnswer& a) {
+  if (!a.answered || a.status != 200 || op.auth != oracle::Auth::key) return std::nullopt;
+  std::string why;
+  if (op.endpoint == Endpoint::get_agent) {
+    single_get_[op.id] = a.body;
+    return std::nullopt;
+  }
+  if (op.endpoint != Endpoint::snooze && op.endpoint != Endpoint::wake) return std::nullopt;
+  auto it = single_get_.find(op.id);
+  if (it == single_get_.end()) return std::nullopt;
+  auto single = oracle::parse_json(it->second, why);
+  auto answer = oracle::parse_json(a.body, why);
+  if (!single || !answer || !single->is_object() || !answer->is_object()) return std::nullopt;
+  std::string keys_single, keys_answer, diffs;
+  for (const auto& [k, v] : single->get_object()) keys_single += std::string(k) + ",";
+  for (const auto& [k, v] : answer->get_object()) keys_answer += std::string(k) + ",";
+  for (const auto& d : oracle::field_type_differences(single->get_object(), answer->get_object()))
+    diffs += (diffs.empty() ? "" : ", ") + d;
+  if (keys_single == keys_answer && diffs.empty()) return std::nullopt;
+  const std::string expected = "the fields of GET " + core::api::agent_path(op.id) + " with their JSON types";
+  const std::string got = diffs.empty() ? "fields {" + keys_answer + "} where the GET has {" + keys_single + "}"
+                                        : "types that differ (the GET's, then this answer's): " + diffs;
+  return oracle::Divergence{oracle::Severity::must, "R1", expected, got,
+                            oracle::describe(op) + ": expected " + expected + ", got " + got + " (R1)"};
+}
+
+Replay replay(const Sequence& sequence, const oracle::Model& start, const core::Profile& profile, Wire& wire) {
+  Replay out;
+  Judge judge(start, profile);
+  for (const auto& step : sequence) {
+    if (wire.stopped()) {
+      out.interrupted = true;
+      break;
+    }
+    judge.step(step, wire, out);
+    if (out.failure) break;
+  }
+  return out;
+}
+
+}  // namespace crh::contracts::explore
