@@ -66,7 +66,7 @@ while read -r s; do [ "$s" = explore ] || targeted_suites+=(--suite "$s"); done 
 # Reads a result document: prints "verdict|rules or check ids|reproducer length".
 summarize() {  # file, explore|targeted
   python3 - "$1" "$2" <<'PY'
-import json, sys
+import json, re, sys
 path, mode = sys.argv[1], sys.argv[2]
 try:
     doc = json.load(open(path))
@@ -81,26 +81,13 @@ verdict = "yes" if failed else "warn" if warned else "no"
 if mode == "explore":
     rules = sorted({f.get("rule") for c in hit for f in c.get("findings", [])
                     if f.get("rule") and (f.get("severity") == "MUST" or not failed)})
-    # The shrunk reproducer's length: a count the document names, else its operations listed.
-    def length(node):
-        if isinstance(node, dict):
-            for k, v in node.items():
-                lk = k.lower()
-                if isinstance(v, int) and not isinstance(v, bool) and any(
-                        w in lk for w in ("reproducer", "shrunk", "length", "operations", "steps")):
-                    return v
-            for k, v in node.items():
-                if isinstance(v, list) and any(w in k.lower() for w in ("reproducer", "sequence", "steps", "operations")):
-                    return len(v)
-            for v in node.values():
-                n = length(v)
-                if n is not None: return n
-        elif isinstance(node, list):
-            for v in node:
-                n = length(v)
-                if n is not None: return n
-        return None
-    n = next((length(c) for c in hit if length(c) is not None), None)
+    # The shrunk reproducer's length: the message says "shrunk from N to M operations";
+    # else the evidence, which is the reproducer, one exchange (or burst) per operation.
+    n = None
+    for c in hit:
+        m = re.search(r"shrunk from \d+ to (\d+) operations", c.get("message", ""))
+        n = int(m.group(1)) if m else len(c.get("evidence", [])) or None
+        if n: break
     print(f"{verdict}|{' '.join(rules)}|{'' if n is None else n}")
 else:
     print(f"{verdict}|{' '.join(c['id'] for c in (failed or warned))}|")
@@ -132,7 +119,7 @@ run_one() {  # mutant ("" for none), explore|targeted
       --explore "$explore_ops" --seed "$seed" --json "$out" --quiet >"$work/$name-$kind.log" 2>&1 || rc=$?
   else
     timeout 600 "$CRH" contract --base-url "$base" --minute-ms "$minute" --slow \
-      "${targeted_suites[@]}" --json "$out" --quiet >"$work/$name-$kind.log" 2>&1 || rc=$?
+      "${targeted_suites[@]}" --explore 0 --json "$out" --quiet >"$work/$name-$kind.log" 2>&1 || rc=$?
   fi
   kill -TERM "$serve" 2>/dev/null || true
   wait "$serve" 2>/dev/null || true
