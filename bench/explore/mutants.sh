@@ -104,15 +104,18 @@ run_one() {  # mutant ("" for none), explore|targeted
   fi
   # Port 0: the service takes a free port itself and says which (no race with other users).
   "$CRH" serve --listen 127.0.0.1:0 --threads 1 --minute-ms "$minute" ${1:+--mutant "$1"} \
-    >"$work/serve-$name.log" 2>&1 &
+    >"$work/serve-$name-$kind.log" 2>&1 &
   local serve=$! base=""
   pids+=("$serve")
   for _ in $(seq 100); do
-    base=$(grep -o -m1 'listening on http://[0-9.:]*' "$work/serve-$name.log" | cut -d' ' -f3) || true
+    base=$(grep -o -m1 'listening on http://[0-9.:]*' "$work/serve-$name-$kind.log" | cut -d' ' -f3) || true
     [ -z "$base" ] || break
     sleep 0.1
   done
-  [ -n "$base" ] || { echo "error|crh serve ${1:+--mutant $1} did not start: $(head -c 80 "$work/serve-$name.log")|"; return; }
+  if [ -z "$base" ]; then
+    echo "error|crh serve ${1:+--mutant $1} did not start: $(head -c 80 "$work/serve-$name-$kind.log")|"
+    return
+  fi
   out="$work/$name-$kind.json"
   if [ "$kind" = explore ]; then
     timeout 600 "$CRH" contract --base-url "$base" --minute-ms "$minute" --suite explore \
@@ -157,5 +160,8 @@ for m in "" "${mutants[@]}"; do
     [ "$tv" != yes ] || caught_t=$((caught_t + 1))
   fi
 done
-echo "caught (MUST findings): exploration $caught_e of $total, targeted $caught_t of $total" \
+parts=()
+[ "$mode" = targeted ] || parts+=("exploration $caught_e of $total")
+[ "$mode" = explore ] || parts+=("targeted $caught_t of $total")
+echo "caught (MUST findings): $(IFS=,; echo "${parts[*]}" | sed 's/,/, /')" \
   "(a 'yes' on the correct service is a false alarm)"
