@@ -16,6 +16,9 @@ inline constexpr Key thresholds = "thresholds";
 inline constexpr Key history = "history";
 inline constexpr Key restore_problems = "restore_problems";
 inline constexpr Key wire = "wire";  // a capture paired with the requests (absent without one)
+// mixed: how much of its history was judged (absent for the other scenarios);
+// its violations sit beside it under the race's names
+inline constexpr Key history_check = "history_check";
 // Scale-out (absent unless sharded or started with --start-at): the shards a
 // result is made of, those left out as duplicates, and what the set holds.
 inline constexpr Key shards = "shards";
@@ -152,6 +155,13 @@ inline constexpr Key round = "round";
 inline constexpr Key alias = "alias";
 inline constexpr Key explanation = "explanation";
 inline constexpr Key proof = "proof";
+// The mixed load's reads (absent for the race's kinds): the database key or
+// agent, what a linearizable service could have answered, what came back,
+// and the command that runs the same load again.
+inline constexpr Key id = "id";
+inline constexpr Key expected = "expected";
+inline constexpr Key actual = "actual";
+inline constexpr Key reproduce = "reproduce";
 }  // namespace violation
 
 // race.violations[].proof[]: the history's operation lines (oracle/history.cpp writes them)
@@ -165,7 +175,17 @@ inline constexpr Key complete_ns = "complete_ns";
 using check::outcome;
 using verdict::status;                 // the HTTP status; 0 without an answer
 inline constexpr Key error = "error";  // absent without one
+using violation::id;                   // the mixed load's key or agent (absent without one)
+inline constexpr Key value = "value";  // the value written or read (absent without one)
 }  // namespace proof
+
+// history_check: reads judged by kind, tags judged, and what was not judged and why
+namespace history_check {
+inline constexpr Key database_reads = "database_reads";
+inline constexpr Key agent_reads = "agent_reads";
+inline constexpr Key tags = "tags";
+inline constexpr Key unjudged = "unjudged";
+}  // namespace history_check
 
 // thresholds[]
 namespace threshold {

@@ -257,7 +257,11 @@ LoadResult run_load(const LoadConfig& config, const Discovery& discovery, Progre
   std::vector<Prepared> singles(static_cast<std::size_t>(threads));
   spawn_connections(run, workers, connections, schedule, mixes, singles);
   run_threads(run, workers, progress);
-  auto result = collect(run, workers, schedule, Clock::now(), progress.stop.load(), rate);
+  const auto ended = Clock::now();
+  HistoryJudgement judgement;
+  if (config.scenario == Scenario::mixed) judge_mixed(run, workers, judgement);
+  auto result = collect(run, workers, schedule, ended, progress.stop.load(), rate);
+  result.judgement = std::move(judgement);
   result.connections = connections;
   if (config.shard.sharded() || config.start_at) {
     record.connections = connections;

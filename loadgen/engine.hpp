@@ -52,6 +52,9 @@ struct LoadConfig {
   std::chrono::milliseconds timeout{5000};      // one request's deadline
   std::string history_file;                     // every operation as JSON lines (race and mixed)
   std::size_t max_violations_kept = 100;        // violations listed in full; all are counted
+  // mixed: reads and writes kept in memory to judge after the run; past it,
+  // reads sent later are not judged (memory stays bounded, no false alarm).
+  std::size_t max_judged_ops = 2'000'000;
   // Keep a record of every request written on a socket (LoadResult::client_*),
   // so that a capture of the run can be paired with them (capture/wire_timing).
   bool keep_client_exchanges = false;
@@ -70,6 +73,20 @@ struct Discovery {
   // load's own tags (loadgen/tag_ledger.hpp: another shard or client may hold
   // the aliases the load freed); empty: the load is the only one that tags.
   std::string all_tagged_unjudged;
+  // mixed: what the run's reads are judged against (register_checker.hpp):
+  // the database key's value as read back after set-up wrote it, and each
+  // agent's state field (JSON text) as listed; nothing: unknown.
+  std::optional<std::string> database_value;
+  std::vector<std::pair<std::string, std::optional<std::string>>> agent_states;
+};
+
+// mixed: how much of the history was judged (the violations are LoadResult's).
+struct HistoryJudgement {
+  bool judged = false;                // the mixed load judged its history
+  std::uint64_t database_reads = 0;   // reads of the database key judged
+  std::uint64_t agent_reads = 0;      // agent states read (GET or list) judged
+  std::uint64_t tags = 0;             // tags judged against the load's other tags
+  std::vector<std::string> unjudged;  // what was not judged, and why
 };
 
 struct LoadResult {
@@ -77,6 +94,7 @@ struct LoadResult {
   std::uint64_t violation_count = 0;
   std::vector<oracle::Violation> violations;  // the first max_violations_kept
   std::uint64_t history_ops = 0;      // operations written to --history
+  HistoryJudgement judgement;         // mixed only
   int connections = 0;                // connections it ran (race: rounds in flight), defaults resolved; 0: not known
   // Sharded or --start-at: this run's record (one), or after a merge the
   // shards merged, and those left out as duplicates of an index.

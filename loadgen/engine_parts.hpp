@@ -3,6 +3,7 @@
 //   connections.cpp  connections and I/O: connect, send, read by a deadline, the watchdog
 //   recording.cpp    what an answer counts as, in the statistics and the history
 //   traffic.cpp      the get and mixed scenarios: a coroutine per connection
+//   mixed_history.cpp  the mixed load's reads and writes, judged after the run
 //   race.cpp         the race: a coroutine per slot, callers released together
 //   engine.cpp       the run: threads, progress, the result and its validity
 #pragma once
@@ -16,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -115,6 +117,10 @@ struct Run {
   std::atomic<std::uint64_t> round_ids{0};
   std::atomic<std::uint64_t> connected{0};
   std::atomic<std::uint64_t> connection_serials{0};
+  // mixed: operations kept to judge (Worker::judged) and, once there are
+  // LoadConfig::max_judged_ops, the time from which reads are not judged.
+  std::atomic<std::uint64_t> judged_ops{0};
+  std::atomic<std::int64_t> judge_until{std::numeric_limits<std::int64_t>::max()};
 
   std::mutex mutex;  // guards the checker, the ledger and the violations
   oracle::Checker checker;
@@ -154,6 +160,8 @@ struct Worker {
   int active = 0;          // connection coroutines still running
   Stats stats;
   std::vector<Op> history;  // flushed to the file in batches
+  std::vector<Op> judged;   // mixed: reads and writes of the key and agents, judged after the run
+  std::uint64_t value_serial = 0;  // mixed: makes each database value this thread writes its own
   std::mt19937_64 rng;
   alignas(64) std::atomic<std::uint64_t> requests{0};
   std::atomic<std::uint64_t> errors{0};
@@ -240,14 +248,15 @@ void ledger_untag_done(Run& run, const Op& untag);
 
 // The request of `op` through the API model; `id` is what it addresses.
 core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string& id,
-                              const std::string& caller = "+15550000000");
+                              const std::string& caller = "+15550000000", std::string_view value = kLoadDatabaseValue);
 std::string bytes_for(const Run& run, const core::HttpRequest& r);
 
 // A request ready to send, built once.
 struct Prepared {
   OpKind op;
   std::string bytes;
-  bool keep_body = false;  // tag: its alias is needed to untag it
+  bool keep_body = false;  // tag: its alias is needed to untag it; mixed reads and writes: judged
+  std::string id;          // the agent, key or alias addressed
 };
 
 struct Mix {
@@ -260,6 +269,20 @@ Mix prepare_mix(const Run& run);
 // one request per `interval` from `first_due`.
 net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const Prepared* single,
                                      Clock::duration interval, Clock::time_point first_due);
+
+// ---- mixed_history.cpp: the mixed load's history judged
+
+// A database write's bytes with a value of its own (so a read names the write
+// that left it): built per write, the one request the mix does not reuse.
+std::string unique_write(Worker& w, const Prepared& p, std::string& value);
+// Names in `op` the key or agent of a read or write and the value written
+// (`written`) or read, and keeps it for judging unless the recording has stopped.
+void note_mixed(Worker& w, const Prepared& p, const Answer& a, const std::string& written, Op& op);
+// A tag of the mix and its untag, judged at once against the mix's other
+// tags (alias tagged twice).
+void note_mixed_tag(Run& run, const Op& tag, const Op& untag);
+// After the threads: judges the reads of every register, adds the violations.
+void judge_mixed(Run& run, const std::vector<std::unique_ptr<Worker>>& workers, HistoryJudgement& out);
 
 // ---- race.cpp
 

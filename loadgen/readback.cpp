@@ -53,6 +53,8 @@ oracle::Op op_from_json(const json::object& o, const std::string& where) {
   op.outcome = enum_named<oracle::Outcome, oracle::kOutcomes>(string_at(o, p::outcome, where), where + ".outcome");
   op.status = static_cast<unsigned>(count_at(o, p::status, where));
   if (o.contains(p::error)) op.error = string_at(o, p::error, where);
+  if (o.contains(p::id)) op.id = string_at(o, p::id, where);
+  if (o.contains(p::value)) op.value = string_at(o, p::value, where);
   return op;
 }
 
@@ -227,12 +229,37 @@ oracle::Violation violation_from_json(const json::object& o) {
       {}};
   for (const auto& p : array_at(o, x::proof, where))
     violation.proof.push_back(op_from_json(core::as_object(p, where + ".proof[]"), where + ".proof[]"));
+  if (o.contains(x::id)) violation.id = string_at(o, x::id, where);
+  if (o.contains(x::expected)) violation.expected = string_at(o, x::expected, where);
+  if (o.contains(x::actual)) violation.actual = string_at(o, x::actual, where);
+  if (o.contains(x::reproduce)) violation.reproduce = string_at(o, x::reproduce, where);
   return violation;
+}
+
+// The mixed load's history check and the violations at the top of a load
+// that is not the race (absent in older documents).
+void read_top_violations(const json::object& doc, LoadResult& r) {
+  if (const auto* check = doc.if_contains(k::load::history_check)) {
+    namespace h = k::history_check;
+    const auto& o = core::as_object(*check, k::load::history_check);
+    r.judgement.judged = true;
+    r.judgement.database_reads = count_at(o, h::database_reads, k::load::history_check);
+    r.judgement.agent_reads = count_at(o, h::agent_reads, k::load::history_check);
+    r.judgement.tags = count_at(o, h::tags, k::load::history_check);
+    for (const auto& why : array_at(o, h::unjudged, k::load::history_check)) {
+      if (!why.is_string()) throw std::runtime_error("history_check.unjudged[]: not a string");
+      r.judgement.unjudged.emplace_back(why.get_string());
+    }
+  }
+  if (!doc.contains(k::race::violation_count)) return;
+  r.violation_count = count_at(doc, k::race::violation_count, "");
+  for (const auto& v : array_at(doc, k::race::violations, ""))
+    r.violations.push_back(violation_from_json(core::as_object(v, "violations[]")));
 }
 
 void read_race(const json::object& doc, LoadRun& run) {
   const auto* race_value = doc.if_contains(k::load::race);
-  if (!race_value) return;
+  if (!race_value) return read_top_violations(doc, run.result);
   namespace rc = k::race;
   auto& r = run.result;
   const auto& race = core::as_object(*race_value, k::load::race);
@@ -362,6 +389,13 @@ LoadRun merge_load_runs(LoadRun a, const LoadRun& b) {
   r.violation_count += b.result.violation_count;
   for (const auto& v : b.result.violations)
     if (r.violations.size() < c.max_violations_kept) r.violations.push_back(v);
+  auto& j = r.judgement;  // each shard judged its own key and agents
+  j.judged = j.judged || b.result.judgement.judged;
+  j.database_reads += b.result.judgement.database_reads;
+  j.agent_reads += b.result.judgement.agent_reads;
+  j.tags += b.result.judgement.tags;
+  for (const auto& why : b.result.judgement.unjudged)
+    if (std::find(j.unjudged.begin(), j.unjudged.end(), why) == j.unjudged.end()) j.unjudged.push_back(why);
   r.history_ops += b.result.history_ops;
   r.wall_s = std::max(r.wall_s, b.result.wall_s);
   r.intended_rate += b.result.intended_rate;

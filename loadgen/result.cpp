@@ -319,11 +319,17 @@ json::array violations_json(const LoadResult& r) {
     json::array proof;
     for (const auto& op : v.proof) proof.push_back(op_json_line(op));
     namespace x = k::violation;
-    violations.push_back(json::object{{x::kind, to_string(v.kind)},
-                                      {x::round, v.round},
-                                      {x::alias, core::valid_utf8(v.alias)},
-                                      {x::explanation, core::valid_utf8(v.explanation)},
-                                      {x::proof, std::move(proof)}});
+    json::object o{{x::kind, to_string(v.kind)},
+                   {x::round, v.round},
+                   {x::alias, core::valid_utf8(v.alias)},
+                   {x::explanation, core::valid_utf8(v.explanation)},
+                   {x::proof, std::move(proof)}};
+    // The mixed load's reads: the key or agent, expected and actual, and the command again.
+    if (!v.id.empty()) o[x::id] = core::valid_utf8(v.id);
+    if (!v.expected.empty()) o[x::expected] = core::valid_utf8(v.expected);
+    if (!v.actual.empty()) o[x::actual] = core::valid_utf8(v.actual);
+    if (!v.reproduce.empty()) o[x::reproduce] = core::valid_utf8(v.reproduce);
+    violations.push_back(std::move(o));
   }
   return violations;
 }
@@ -457,12 +463,19 @@ json::object result_document(const LoadConfig& c, const LoadResult& r, const std
   doc[l::series_step_s] = r.stats.series_step_s;
   doc[l::series] = series_json(r);
   if (c.scenario == Scenario::race) doc[l::race] = race_json(c, r);
-  // Other scenarios break an invariant only by a tag refused while the load's
-  // history shows an alias untagged (tag_ledger.hpp): its proof, under the
-  // same names as the race's.
-  else if (r.violation_count) {
+  // The mixed load's history (mixed_history.cpp) and the get load's refused
+  // tags (tag_ledger.hpp) break invariants at the top of the document, under
+  // the race's names; the mixed load says its count even when it is 0.
+  else if (r.violation_count || r.judgement.judged) {
     doc[k::race::violation_count] = r.violation_count;
     doc[k::race::violations] = violations_json(r);
+  }
+  if (r.judgement.judged) {
+    namespace h = k::history_check;
+    doc[l::history_check] = json::object{{h::database_reads, r.judgement.database_reads},
+                                         {h::agent_reads, r.judgement.agent_reads},
+                                         {h::tags, r.judgement.tags},
+                                         {h::unjudged, json::value_from(r.judgement.unjudged)}};
   }
   doc[l::thresholds] = thresholds_json(verdicts);
   doc[l::history] = json::object{{k::history::file, c.history_file}, {k::history::operations, r.history_ops}};

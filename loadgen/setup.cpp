@@ -321,10 +321,15 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
   found.database_value =
       database_value_in(c, client.send(op(c, Operation::db_get, {.id = load_database_key(c.shard)})));
 
-  if (c.scenario == Scenario::mixed)  // so that the mix's reads find the key (restored afterwards)
+  if (c.scenario == Scenario::mixed) {  // so that the mix's reads find the key (restored afterwards)
     expect_ok(client, c,
               op(c, Operation::db_set, {.id = load_database_key(c.shard), .value = std::string(kLoadDatabaseValue)}),
               "writing the database key the mix reads");
+    // What the mix's reads are judged against: the value as read back (a
+    // target that ignored the write shows it here), and the agents' states.
+    d.database_value = database_value_in(c, client.send(op(c, Operation::db_get, {.id = load_database_key(c.shard)})));
+    d.agent_states = found.agent_states;
+  }
   std::optional<json::value> tag_answer;
   if (c.scenario == Scenario::race) tag_answer = probe_call_hook(client, c);
   else if (tags && !shows_field(names, aliases)) tag_answer = probe_tag(client, c, nullptr);

@@ -38,6 +38,7 @@ std::vector<oracle::Violation> TagLedger::tag_done(std::uint64_t ticket, const o
     for (auto& p : pending_) std::erase(p.free, op.alias);
   } else if (op.outcome != oracle::Outcome::fail) {
     // No answer, a 5xx, or a success that names no alias: it may hold any of them.
+    ++unknown_tags_;
     for (auto& [alias, state] : aliases_) state.free = false;
     for (auto& p : pending_) p.free.clear();
   }
@@ -65,7 +66,8 @@ std::vector<oracle::Violation> TagLedger::resolve() {
     const bool waiting = !in_flight_.empty() && *in_flight_.begin() < p.horizon && !p.free.empty();
     if (waiting) return false;
     ++judged_;
-    if (!p.free.empty()) found.push_back(violation(p));
+    // Each tag of unknown outcome may have run late and taken one of them.
+    if (p.free.size() > unknown_tags_) found.push_back(violation(p));
     return true;
   });
   return found;

@@ -11,8 +11,12 @@
 // the load returned it (then nobody else held it) and the load's untag of it
 // was answered with success; a tag whose answer is unknown (no answer, a 5xx,
 // or a success naming no alias) may hold any alias, so it makes every alias
-// unknown again; a refusal is judged only once every tag sent before its answer
-// came has answered too. Not thread-safe: the engine holds its lock.
+// unknown again; and since the target may run it at any time after it was
+// sent, even after the load gave up on it, it may take one alias the load
+// frees later: a refusal is a violation only when more aliases are known
+// untagged than there were such tags. A refusal is judged only once every tag
+// sent before its answer came has answered too. Not thread-safe: the engine
+// holds its lock.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +62,7 @@ class TagLedger {
   oracle::Violation violation(const Pending& p) const;
 
   std::uint64_t clock_ = 0;           // orders the ledger's events as the engine saw them
+  std::size_t unknown_tags_ = 0;      // tags of unknown outcome so far: each may hold one alias
   std::set<std::uint64_t> in_flight_;  // tickets (send times) of tags not answered yet
   std::unordered_map<std::string, AliasState> aliases_;
   std::vector<Pending> pending_;

@@ -13,7 +13,8 @@ using boost::system::error_code;
 constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 
 // `id`: the agent, database key or alias the operation addresses; `caller`: who calls.
-core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string& id, const std::string& caller) {
+core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string& id, const std::string& caller,
+                              std::string_view value) {
   using core::api::Operation;
   auto model = [&](Operation o, core::api::Arguments args = {}) {
     args.id = id;
@@ -26,7 +27,7 @@ core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string&
     case OpKind::snooze: return model(Operation::snooze);
     case OpKind::wake: return model(Operation::wake);
     case OpKind::db_get: return model(Operation::db_get);
-    case OpKind::db_set: return model(Operation::db_set, {.value = std::string(kLoadDatabaseValue)});
+    case OpKind::db_set: return model(Operation::db_set, {.value = std::string(value)});
     case OpKind::list_aliases: return model(Operation::list_aliases);
     case OpKind::tag:
       return model(Operation::tag, {.tag = load_tag_name(c.shard), .minutes = c.effective_tag_minutes()});
@@ -57,10 +58,16 @@ Mix prepare_mix(const Run& run) {
       default: return {""};
     }
   };
+  // The answers whose bodies are judged: the tag's alias, and what the
+  // reads show and the agent writes answer (mixed_history.cpp).
+  auto keeps_body = [](OpKind op) {
+    return op == OpKind::tag || op == OpKind::db_get || op == OpKind::get_agent || op == OpKind::list_agents ||
+           op == OpKind::snooze || op == OpKind::wake;
+  };
   for (const auto& e : c.mix) {
     std::vector<Prepared> v;
     for (const auto& id : ids_for(e.op))
-      v.push_back({e.op, bytes_for(run, request_for(c, e.op, id)), e.op == OpKind::tag});
+      v.push_back({e.op, bytes_for(run, request_for(c, e.op, id)), keeps_body(e.op), id});
     if (v.empty() || e.weight <= 0) continue;
     mix.variants.push_back(std::move(v));
     weights.push_back(e.weight);
@@ -92,23 +99,32 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
       const auto& v = mix->variants[mix->pick(w.rng)];
       p = &v[v.size() == 1 ? 0 : std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(w.rng)];
     }
+    std::string written;
+    const std::string unique = mix && p->op == OpKind::db_set ? unique_write(w, *p, written) : std::string();
     Clock::time_point sent = Clock::now();
     const std::uint64_t ticket = p->op == OpKind::tag ? ledger_tag_sent(run) : 0;
-    Answer a = co_await exchange(w, c, p->bytes, p->keep_body, sent);
+    Answer a = co_await exchange(w, c, unique.empty() ? p->bytes : unique, p->keep_body, sent);
     record(w, p->op, a, due, sent, due);
     if (due >= run.measure_from && !a.interrupted) ++w.stats.scheduled;
-    w.log(make_op(run, 0, p->op, "", "", sent, a));
+    // A mixed tag and its untag are one round of the checker: numbered as the race's.
+    const std::uint64_t round = mix && p->op == OpKind::tag ? ++run.round_ids : 0;
+    Op logged = make_op(run, round, p->op, "", "", sent, a);
+    if (mix) note_mixed(w, *p, a, written, logged);
+    if (p->op != OpKind::tag) w.log(std::move(logged));
     if (p->op == OpKind::tag) {
       auto alias =
           outcome_of(a) == Outcome::ok ? tagged_alias_id(run.config.target.dialect.fields, a.body) : std::nullopt;
       ledger_tag_done(run, ticket, a, alias, sent);
+      logged.alias = alias.value_or("");
+      w.log(logged);
       if (alias) {
         untag_bytes = bytes_for(run, request_for(run.config, OpKind::untag, *alias));
         Clock::time_point untag_sent = Clock::now();
         Answer u = co_await exchange(w, c, untag_bytes, false, untag_sent);  // a tag in the mix is undone at once
         record(w, OpKind::untag, u, untag_sent, untag_sent, due);
-        const Op untag = make_op(run, 0, OpKind::untag, *alias, "", untag_sent, u);
+        const Op untag = make_op(run, round, OpKind::untag, *alias, "", untag_sent, u);
         ledger_untag_done(run, untag);
+        if (mix) note_mixed_tag(run, logged, untag);
         w.log(untag);
       }
     }

@@ -30,6 +30,10 @@ std::string_view to_string(ViolationKind k) {
     case ViolationKind::rejected_while_free: return "rejected-while-free";
     case ViolationKind::alias_tagged_twice: return "alias-tagged-twice";
     case ViolationKind::tag_refused_while_free: return "tag-refused-while-free";
+    case ViolationKind::database_stale_read: return "database-stale-read";
+    case ViolationKind::database_unwritten_read: return "database-unwritten-read";
+    case ViolationKind::agent_stale_state: return "agent-stale-state";
+    case ViolationKind::agent_unexplained_state: return "agent-unexplained-state";
   }
   return "?";
 }

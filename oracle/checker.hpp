@@ -35,8 +35,14 @@ enum class ViolationKind {
   // a tag refused as "every alias is tagged" while the load's own history
   // shows an alias untagged (loadgen/tag_ledger.hpp)
   tag_refused_while_free,
+  // The mixed load's reads (oracle/register_checker.hpp): a value a write
+  // completed before the read was sent had replaced, or one no write left.
+  database_stale_read,
+  database_unwritten_read,
+  agent_stale_state,
+  agent_unexplained_state,
 };
-inline constexpr std::size_t kViolationKinds = 6;
+inline constexpr std::size_t kViolationKinds = 10;
 std::string_view to_string(ViolationKind k);
 
 struct Violation {
@@ -45,6 +51,9 @@ struct Violation {
   std::string alias;
   std::string explanation;  // a sentence: what the rule says, what the operations show
   std::vector<Op> proof;    // the operations that prove it, in invoke order
+  // The mixed load's reads only: the key or agent, what a linearizable
+  // service could have answered, what came back, how to run it again.
+  std::string id, expected, actual, reproduce;
 };
 
 class Checker {

@@ -98,6 +98,14 @@ std::string to_json_line(const Op& op) {
     field(out, p::error);
     append_json_string(out, op.error);
   }
+  if (!op.id.empty()) {
+    field(out, p::id);
+    append_json_string(out, core::composed(op.id));
+  }
+  if (op.value) {
+    field(out, p::value);
+    append_json_string(out, core::composed(*op.value));  // a value read may echo anything
+  }
   out += '}';
   return out;
 }

@@ -49,6 +49,11 @@ struct Op {
   Outcome outcome = Outcome::indeterminate;
   unsigned status = 0;  // HTTP status; 0 when there was no answer
   std::string error;    // why there was no answer ("timeout", "reset", ...)
+  // The mixed load's reads and writes: the database key or agent addressed,
+  // and the value written, or read (a database value; an agent's state field
+  // as JSON text); nothing when none was sent or could be read.
+  std::string id;
+  std::optional<std::string> value;
 };
 
 // One JSON object, no newline.

@@ -230,23 +230,46 @@ std::string violations_listing(const DocView& race) {
   namespace p = k::proof;
   for (std::size_t i = 0; i < kept && i < kShown; ++i) {
     const auto& violation = violations[i];
+    // The mixed load's reads name a key or agent and say what was expected.
+    const std::string id = violation.find(k::violation::id).str();
+    const std::string reproduce = violation.find(k::violation::reproduce).str();
     out += "<div class=\"check o-fail-box\"><span class=\"badge o-fail\">VIOLATION</span> <code>" +
-           esc(violation[k::violation::kind].str()) + "</code> round " + whole(violation[k::violation::round].num()) +
-           ", alias " + esc(violation[k::violation::alias].str()) + "<p>" +
-           esc(violation[k::violation::explanation].str()) +
-           "</p><table><tr><th>op</th><th>caller</th><th class=\"n\">sent (ms)</th>"
+           esc(violation[k::violation::kind].str()) + "</code> " +
+           (id.empty() ? "round " + whole(violation[k::violation::round].num()) + ", alias " +
+                             esc(violation[k::violation::alias].str())
+                       : esc(id)) +
+           "<p>" + esc(violation[k::violation::explanation].str()) + "</p>" +
+           (id.empty() ? ""
+                       : "<p>expected " + esc(violation.find(k::violation::expected).str()) + "; got \"" +
+                             esc(violation.find(k::violation::actual).str()) + "\"</p>") +
+           "<table><tr><th>op</th><th>caller / id</th><th>value</th><th class=\"n\">sent (ms)</th>"
            "<th class=\"n\">answered (ms)</th><th>outcome</th><th class=\"n\">status</th></tr>";
     for (const auto& op : violation[k::violation::proof].items()) {
       const std::string error = op.find(p::error).str();  // absent without one
-      out += "<tr><td>" + esc(op[p::op].str()) + "</td><td>" + esc(op.find(p::caller).str()) + "</td><td class=\"n\">" +
+      const std::string who = op.find(p::caller).str();
+      out += "<tr><td>" + esc(op[p::op].str()) + "</td><td>" + esc(who.empty() ? op.find(p::id).str() : who) +
+             "</td><td>" + esc(op.find(p::value).str()) + "</td><td class=\"n\">" +
              fixed(op[p::invoke_ns].num() / 1e6, 3) + "</td><td class=\"n\">" +
              fixed(op[p::complete_ns].num() / 1e6, 3) + "</td><td>" + esc(op[p::outcome].str()) +
              (error.empty() ? "" : " (" + esc(error) + ")") + "</td><td class=\"n\">" + whole(op[p::status].num()) +
              "</td></tr>";
     }
-    out += "</table></div>\n";
+    out += "</table>" + (reproduce.empty() ? "" : "<p>Reproduce: <code>" + esc(reproduce) + "</code></p>") + "</div>\n";
   }
   return out;
+}
+
+// The mixed load's history: what was judged, what was not, and the violations.
+std::string history_section(const DocView& load, const DocView& check) {
+  namespace h = k::history_check;
+  std::string out =
+      "<h3 id=\"history\">History: reads against writes</h3>\n<p>Each read judged against the writes "
+      "sent before it ended, by their times: a linearizable service returns the value the last write "
+      "answered before the read was sent left, or one of a write overlapping it. Judged: " +
+      whole(check[h::database_reads].num()) + " database reads, " + whole(check[h::agent_reads].num()) +
+      " agent states, " + whole(check[h::tags].num()) + " tags (never an alias another tag held).</p>\n";
+  for (const auto& why : check[h::unjudged].items()) out += "<p>Not judged: " + esc(why.str()) + "</p>\n";
+  return out + violations_listing(load);
 }
 
 std::string race_section(const DocView& race) {
@@ -388,6 +411,7 @@ std::string load_section(const DocView& load) {
   if (const auto race = load.find(k::load::race); race.is_object()) out += race_section(race);
   // Another scenario's violations (a tag refused while its history shows an
   // alias free) sit at the top of the load, under the race's names.
+  else if (const auto check = load.find(k::load::history_check); check.is_object()) out += history_section(load, check);
   else if (load.find(k::race::violation_count).num() > 0)
     out += "<h3>Invariant violations</h3>\n" + violations_listing(load);
   if (const auto wire = load.find(k::load::wire); wire.is_object()) out += wire_section(load, wire, scenario);

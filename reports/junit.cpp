@@ -231,6 +231,38 @@ std::string load_suite(const DocView& load, Totals& totals) {
     }
     suite.cases += "    </testcase>\n";
   }
+  if (const auto check = load.find(k::load::history_check); check.is_object()) {
+    // The mixed load's history: a failure per run with every violation kept.
+    ++suite.tests;
+    namespace h = k::history_check;
+    const double count = load[k::race::violation_count].num();
+    suite.cases += "    <testcase classname=\"" + classname +
+                   "\" name=\"history: every read is one a linearizable service could answer\" time=\"0\">\n";
+    std::string listing = fixed(check[h::database_reads].num(), 0) + " database reads, " +
+                          fixed(check[h::agent_reads].num(), 0) + " agent states, " + fixed(check[h::tags].num(), 0) +
+                          " tags judged; " + fixed(count, 0) + " violation(s)\n";
+    for (const auto& why : check[h::unjudged].items()) listing += "not judged: " + clean(why) + "\n";
+    for (const auto& v : load[k::race::violations].items()) {
+      listing += clean(v[k::violation::kind]) + ": " + clean(v[k::violation::explanation]) + "\n";
+      for (const auto& op : v[k::violation::proof].items())
+        listing += "  " + clean(op[k::proof::op]) + " " + clean(op.find(k::proof::value)) + " [" +
+                   fixed(op[k::proof::invoke_ns].num() / 1e6, 3) + "–" +
+                   fixed(op[k::proof::complete_ns].num() / 1e6, 3) + " ms] " + clean(op[k::proof::outcome]) + " " +
+                   fixed(op[k::proof::status].num(), 0) + "\n";
+    }
+    // One command runs the load again: every violation of a run has the same.
+    if (const auto kept = load[k::race::violations].items(); !kept.empty())
+      if (const auto again = kept.front().find(k::violation::reproduce).str(); !again.empty())
+        listing += "reproduce: " + clean(again) + "\n";
+    if (count > 0) {
+      ++suite.failures;
+      suite.cases += "      <failure type=\"violation\" message=\"" + fixed(count, 0) + " invariant violation(s)\">" +
+                     xml_escape(listing) + "</failure>\n";
+    } else {
+      suite.cases += "      <system-out>" + xml_escape(listing) + "</system-out>\n";
+    }
+    suite.cases += "    </testcase>\n";
+  }
   if (const auto set = load.find(k::load::shard_set); set.is_object()) {
     // Merged shards: every index of the run there once, and how far apart they began.
     ++suite.tests;

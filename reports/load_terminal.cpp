@@ -147,10 +147,35 @@ std::string violation_lines(const DocView& holder, const TerminalStyle& style) {
       out += "  … " + fixed(violations - 5, 0) + " more in the --json document (or run with --verbose)\n";
       break;
     }
-    out += "  " + paint(style.color, "VIOLATION", "1;31") + " " + clean(v[k::violation::kind]) + " (round " +
-           fixed(v[k::violation::round].num(), 0) + "): " + clean(v[k::violation::explanation]) + "\n";
+    // The mixed load's reads name a key or agent, not a round.
+    const std::string id = v.find(k::violation::id).str();
+    out += "  " + paint(style.color, "VIOLATION", "1;31") + " " + clean(v[k::violation::kind]) +
+           (id.empty() ? " (round " + fixed(v[k::violation::round].num(), 0) + ")" : "") + ": " +
+           clean(v[k::violation::explanation]) + "\n";
+    if (style.verbose || shown <= 1)
+      for (const auto& op : v[k::violation::proof].items())
+        out += "      " + clean(op[k::proof::op]) +
+               (op.find(k::proof::value).str().empty() ? "" : " \"" + clean(op[k::proof::value]) + "\"") + " sent " +
+               fixed(op[k::proof::invoke_ns].num() / 1e6, 3) + " ms, answered " +
+               fixed(op[k::proof::complete_ns].num() / 1e6, 3) + " ms: " + clean(op[k::proof::outcome]) + " " +
+               fixed(op[k::proof::status].num(), 0) + "\n";
   }
+  // One command runs the load again (every violation of a run has the same).
+  const auto first = holder[r::violations].items();
+  if (!first.empty() && !first.front().find(k::violation::reproduce).str().empty())
+    out += "  reproduce: " + clean(first.front()[k::violation::reproduce]) + "\n";
   return out;
+}
+
+// The mixed load's history: what was judged, what was not and why.
+std::string history_lines(const DocView& doc, const TerminalStyle& style) {
+  namespace h = k::history_check;
+  const auto check = doc[k::load::history_check];
+  std::string out = "\nhistory: " + fixed(check[h::database_reads].num(), 0) + " database reads, " +
+                    fixed(check[h::agent_reads].num(), 0) + " agent states and " + fixed(check[h::tags].num(), 0) +
+                    " tags judged against the run's writes\n";
+  for (const auto& why : check[h::unjudged].items()) out += "  not judged: " + clean(why) + "\n";
+  return out + violation_lines(doc, style);
 }
 
 std::string race_section(const DocView& race, const TerminalStyle& style) {
@@ -240,6 +265,7 @@ std::string load_summary(const DocView& doc, const TerminalStyle& style) {
   if (!style.quiet) out += operations_table(doc) + repetition_lines(doc);
   if (const auto wire = doc.find(k::load::wire); wire && !style.quiet) out += wire_section(doc, wire);
   if (const auto race = doc.find(k::load::race)) out += race_section(race, style);
+  else if (doc.find(k::load::history_check).is_object()) out += history_lines(doc, style);
   else if (doc.find(k::race::violation_count).num() > 0) out += "\n" + violation_lines(doc, style);
   const auto thresholds = doc[k::load::thresholds].items();
   if (!thresholds.empty()) {

@@ -90,10 +90,10 @@ boost::json::object contract_rerun(const TargetFlags& target, const ContractFlag
   if (!embedded && !target.api_key_file.empty()) add("--api-key-file", target.api_key_file);  // the path only
   if (target.minute_ms != defaults.minute_ms) add("--minute-ms", std::to_string(target.minute_ms));
   if (target.timeout_ms != defaults.timeout_ms) add("--timeout", std::to_string(target.timeout_ms));
-  if (contract.slow) options.emplace_back("--slow");  // a slow check is skipped without it
-  if (contract.strict) options.emplace_back("--strict");
   if (contract.explore != kDefaultExplore) add("--explore", std::to_string(contract.explore));
   if (contract.seed) add("--seed", std::to_string(*contract.seed));  // the explore check replays
+  if (contract.slow) options.emplace_back("--slow");  // a slow check is skipped without it
+  if (contract.strict) options.emplace_back("--strict");
   const auto source = embedded                         ? r::key_embedded
                       : !target.api_key_file.empty() ? r::key_from_file
                                                      : r::key_from_environment;

@@ -59,6 +59,10 @@ struct Step {
   // op.id as written); waits: the tag step whose expiry is waited for.
   std::uint32_t alias_of = 0;
   std::vector<std::string> also_callers;  // burst: the callers besides op.caller
+  // Sent no earlier than this (ms since the sequence began): a replay keeps
+  // the time a step was first sent at, so a failure that needs a tag's
+  // minutes to pass still shows once the steps between are dropped.
+  std::int64_t not_before_ms = 0;
 };
 using Sequence = std::vector<Step>;
 
@@ -143,6 +147,7 @@ struct Sent {
   std::vector<oracle::Operation> ops;  // resolved (alias ids, times)
   std::vector<Answer> answers;
   std::string note;  // a wait: until when and why
+  std::string picked;  // a tag answered 200: the alias it names
 };
 
 struct Failure {

@@ -17,14 +17,11 @@ oracle::Divergence divergence_of(const oracle::Finding& f, const oracle::Operati
 }
 
 // The alias the tag step `serial` picked, as its answer names it.
-std::optional<std::string> picked_by(std::uint32_t serial, const Replay& so_far, const core::FieldNames& names) {
+std::optional<std::string> picked_by(std::uint32_t serial, const Replay& so_far) {
   for (const auto& s : so_far.sent) {
-    if (s.step.serial != serial || s.answers.empty()) continue;
-    const auto& a = s.answers.front().observed;
-    if (!a.answered || a.status != 200) return std::nullopt;
-    std::string why;
-    if (auto body = oracle::parse_json(a.body, why)) return core::api::tagged_alias_id(names, *body);
-    return std::nullopt;
+    if (s.step.serial != serial) continue;
+    if (s.picked.empty()) return std::nullopt;
+    return s.picked;
   }
   return std::nullopt;
 }
@@ -63,13 +60,14 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
       const std::int64_t ends = s.ops.front().at_ms + *minutes * model_.clock.minute_ms;
       const std::int64_t margin = expiry_margin_ms(slowest_ms_);
       const bool before = step.kind == Step::Kind::before_expiry;
-      const std::int64_t until = before ? ends - margin - 5 : ends + margin + 5;
+      // Twice the margin: a replay's answers may be slower than the first run's.
+      const std::int64_t until = before ? ends - 2 * margin - 5 : ends + 2 * margin + 5;
       if (until - wire.now_ms() > wire.longest_wait_ms()) {
         sent.note = "no wait: the tag ends " + std::to_string(until - wire.now_ms()) + " ms from now";
         break;
       }
       if (until > wire.now_ms()) wire.sleep_until_ms(until);
-      sent.note = "waited until " + std::to_string(margin + 5) + " ms " + (before ? "before" : "after") +
+      sent.note = "waited until " + std::to_string(2 * margin + 5) + " ms " + (before ? "before" : "after") +
                   " the tag's end (" + std::to_string(*minutes) + " × " + std::to_string(model_.clock.minute_ms) +
                   " ms after it was sent; margin " + std::to_string(margin) +
                   " ms from the slowest answer so far, " + std::to_string(slowest_ms_) + " ms)";
@@ -83,13 +81,14 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
   oracle::Operation op = step.op;
   op.auth = auth_of(step.key, wire.api_key());
   if (step.alias_of)
-    if (auto id = picked_by(step.alias_of, out, names)) op.id = *id;
+    if (auto id = picked_by(step.alias_of, out)) op.id = *id;
   std::vector<oracle::Operation> ops{op};
   if (step.kind == Step::Kind::burst)
     for (const auto& c : step.also_callers) {
       ops.push_back(op);
       ops.back().caller = c;
     }
+  if (step.not_before_ms > wire.now_ms()) wire.sleep_until_ms(step.not_before_ms);
   const std::int64_t at = wire.now_ms();
   for (auto& o : ops) o.at_ms = at;
   auto answers = wire.send(step, ops);
@@ -101,6 +100,11 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
   model_.clock.margin_ms = expiry_margin_ms(slowest_ms_);
   sent.ops = ops;
   sent.answers = answers;
+  if (op.endpoint == Endpoint::tag && answers.front().observed.answered && answers.front().observed.status == 200) {
+    std::string why;
+    if (auto body = oracle::parse_json(answers.front().observed.body, why))
+      sent.picked = core::api::tagged_alias_id(names, *body).value_or("");
+  }
   const std::size_t index = out.sent.size();
   out.sent.push_back(std::move(sent));
 

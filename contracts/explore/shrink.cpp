@@ -1,5 +1,7 @@
 // Shrinking a failing sequence (delta debugging, then simplifying each step):
 // a candidate is kept when its replay still breaks the same rule.
+#include <set>
+
 #include "contracts/explore/explore.hpp"
 
 namespace crh::contracts::explore {
@@ -8,6 +10,21 @@ Shrunk shrink(const Sequence& failing, const Replay& failed, std::string_view ru
               const std::function<Replay(const Sequence&)>& run, std::size_t budget,
               const std::function<bool()>& stopped) {
   Shrunk best{failing, failed, 0, false};
+  // A step that named an alias a tag step of the sequence had picked names
+  // that tag step instead: when dropped steps change which alias a tag picks
+  // (the least recently used), the step follows the tag.
+  for (std::size_t i = 0; i < best.sequence.size() && i < failed.sent.size(); ++i) {
+    auto& step = best.sequence[i];
+    const auto endpoint = step.op.endpoint;
+    if (step.alias_of || failed.sent[i].ops.empty() ||
+        (endpoint != core::api::Operation::call && endpoint != core::api::Operation::untag))
+      continue;
+    for (std::size_t j = i; j-- > 0;)
+      if (failed.sent[j].picked == failed.sent[i].ops.front().id) {
+        step.alias_of = failed.sent[j].step.serial;
+        break;
+      }
+  }
   const bool racy = failed.failure && failed.failure->step < failed.sent.size() &&
                     failed.sent[failed.failure->step].step.kind == Step::Kind::burst;
   const std::size_t tries = racy ? 6 : 1;
@@ -60,21 +77,26 @@ Shrunk shrink(const Sequence& failing, const Replay& failed, std::string_view ru
   };
 
   // First, one guess at what matters: the steps on the failing step's
-  // resource (its agent, key or alias), every tag and wait, and the first
-  // lists (what the model learns the target from).
+  // resource (its agent, key or alias; a tag by the alias it picked), the
+  // waits for those tags, and the first lists (what the model learns the
+  // target from).
   if (failed.failure && failed.failure->step < failed.sent.size()) {
-    const auto& at = failed.sent[failed.failure->step];
-    const auto resource = [](const Sent& s) { return s.ops.empty() ? std::string() : s.ops.front().id; };
+    const auto resource = [](const Sent& s) {
+      return !s.picked.empty() ? s.picked : s.ops.empty() ? std::string() : s.ops.front().id;
+    };
+    const std::string wanted = resource(failed.sent[failed.failure->step]);
     Sequence guess;
+    std::set<std::uint32_t> kept_tags;
     bool agents_listed = false, aliases_listed = false;
     for (std::size_t i = 0; i < best.sequence.size() && i < failed.sent.size(); ++i) {
       const auto& step = best.sequence[i];
       const auto endpoint = step.op.endpoint;
-      bool keep = i == failed.failure->step || step.kind == Step::Kind::before_expiry ||
-                  step.kind == Step::Kind::after_expiry || endpoint == core::api::Operation::tag ||
-                  (resource(failed.sent[i]) == resource(at) && !resource(at).empty());
+      const bool wait = step.kind == Step::Kind::before_expiry || step.kind == Step::Kind::after_expiry;
+      bool keep = i == failed.failure->step || (!wait && !wanted.empty() && resource(failed.sent[i]) == wanted) ||
+                  (wait && kept_tags.contains(step.alias_of));
       if (endpoint == core::api::Operation::list_agents && !agents_listed) keep = agents_listed = true;
       if (endpoint == core::api::Operation::list_aliases && !aliases_listed) keep = aliases_listed = true;
+      if (keep && endpoint == core::api::Operation::tag) kept_tags.insert(step.serial);
       if (keep) guess.push_back(step);
     }
     if (guess.size() < best.sequence.size()) still_fails(guess);

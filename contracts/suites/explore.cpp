@@ -4,6 +4,7 @@
 // contracts/explore/; here is the wire to the live target, what the janitor
 // must know to put it back, and the check's verdict and evidence.
 #include <chrono>
+#include <cstdio>
 #include <sstream>
 
 #include "contracts/explore/explore.hpp"
@@ -248,11 +249,6 @@ explore::Ground ground_of(CheckContext& ctx, CheckContext& quiet) {
   return g;
 }
 
-std::string line_of(const explore::Sent& s, std::size_t i) {
-  if (s.answers.empty()) return s.note;
-  return s.answers[i].described;
-}
-
 void explore_sequences(CheckContext& ctx) {
   const auto& settings = ctx.run().explore;
   if (settings.operations == 0) ctx.skip("exploration is off (--explore 0)");
@@ -302,6 +298,7 @@ void explore_sequences(CheckContext& ctx) {
       }
       if (i >= seq.size()) seq.push_back(gen.next(judge.model(), seq));
       judge.step(seq[i], wire, r);
+      if (!r.sent.back().ops.empty()) seq[i].not_before_ms = r.sent.back().ops.front().at_ms;
     }
     ++sequences;
     operations += r.operations;
@@ -343,15 +340,21 @@ void explore_sequences(CheckContext& ctx) {
       },
       200, [&] { return Clock::now() - shrink_started > budget_time || LiveWire(ctx, *client, quiet).stopped(); });
   const auto& kept = shrunk.replay;
-  for (const auto& s : kept.sent)
-    for (std::size_t i = 0; i < std::max<std::size_t>(s.answers.size(), 1); ++i) {
-      if (s.answers.size() > 1 && i > 0) break;  // a burst is one line
-      Evidence e;
-      e.curl = s.answers.empty() ? "sleep 0  # " + s.note : s.answers[i].curl;
-      e.answer = line_of(s, i);
-      for (std::size_t j = 1; j < s.answers.size(); ++j) e.answer += " | " + s.answers[j].described;
-      ctx.record_evidence(std::move(e));
-    }
+  // One shell line a step; the time between steps, where it may matter (a
+  // tag's minutes), as a sleep before it.
+  std::int64_t last_ms = 0;
+  for (const auto& s : kept.sent) {
+    if (s.ops.empty()) continue;  // a wait: the next step's sleep says it
+    const std::int64_t at = s.ops.front().at_ms;
+    Evidence e;
+    char gap[32] = "";
+    if (at - last_ms >= 20) std::snprintf(gap, sizeof gap, "sleep %.3f; ", static_cast<double>(at - last_ms) / 1000);
+    last_ms = at;
+    e.curl = gap + s.answers.front().curl;
+    e.answer = s.answers.front().described;
+    for (std::size_t j = 1; j < s.answers.size(); ++j) e.answer += " | " + s.answers[j].described;
+    ctx.record_evidence(std::move(e));
+  }
   std::size_t shrunk_ops = 0;
   for (const auto& s : kept.sent) shrunk_ops += s.ops.size();
   std::size_t failing_ops = 0;

@@ -6,10 +6,10 @@
 # closed-loop load; its header lists every mask and why) and compared with
 # the files checked in under tests/golden/; a difference fails with a unified
 # diff. The runs, each with --json and --junit:
-#   contract      crh contract                (the embedded reference service)
+#   contract      crh contract --seed 1             (the embedded reference service)
 #   load-race     crh load --scenario race --duration 1
 #   load-mixed    crh load --scenario mixed --duration 1 --seed 7
-#   run           crh run --suite endpoints --suite binding --load-duration 1
+#   run           crh run --suite endpoints --suite binding --seed 1 --load-duration 1
 #   pcap-clean    crh pcap check clean.pcap   (also its terminal log)
 #   pcap-faulty   crh pcap check faulty.pcap  (also its terminal log; exit 1)
 # The captures are fixed files, made once with the binary of e8117bf:
@@ -91,7 +91,7 @@ case_run() {
   echo "  exit $code in $((SECONDS - started)) s"
 }
 
-case_run contract 0 contract --json contract.json --junit contract.xml
+case_run contract 0 contract --seed 1 --json contract.json --junit contract.xml
 compare contract.golden.json contract.json
 compare contract.golden.junit.xml contract.xml
 
@@ -103,7 +103,7 @@ case_run load-mixed 0 load --scenario mixed --duration 1 --seed 7 --json load-mi
 compare load-mixed.golden.json load-mixed.json
 compare load-mixed.golden.junit.xml load-mixed.xml
 
-case_run run 0 run --suite endpoints --suite binding --load-duration 1 --json run.json --junit run.xml
+case_run run 0 run --suite endpoints --suite binding --seed 1 --load-duration 1 --json run.json --junit run.xml
 compare run.golden.json run.json
 compare run.golden.junit.xml run.xml
 

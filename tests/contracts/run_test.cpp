@@ -34,6 +34,7 @@ class ContractRun : public ::testing::Test {
     options_.target.base = *core::parse_base_url(server_->base_url(), why);
     options_.target.api_key = kKey;
     options_.target.minute = minute;
+    options_.explore = {minute >= 60s ? std::size_t{600} : std::size_t{150}, 1, false};
   }
 
   std::map<std::string, const CheckResult*> by_id(const RunReport& r) {
@@ -146,6 +147,7 @@ TEST_P(FaultRun, FailsTheChecksThatCoverTheBrokenRule) {
   faults.add(*fault);
   start(faults, c.slow ? 1000ms : 60s);  // a slow (sanitized) run still calls in the lifetime's second half
   options_.slow = c.slow;
+  options_.explore.operations = 0;  // the targeted checks alone (explore_test.cpp: exploration alone)
   auto report = run_contract(options_);
   // Racy faults get attempts; a timed check that a loaded (sanitized) run
   // made too slow to tell says so (indeterminate) and gets two more.

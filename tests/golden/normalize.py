@@ -27,6 +27,7 @@ Masked everywhere (every string of every document):
     from +1999N00.. +1999N99 and probes crh-no-such-agent-N and
     crh-probe-absent-N; N is learned from the caller numbers and masked in
     those places only (the two digits after it, the caller's index, stay).
+  - the exploration's speed ("N operations/s", explore.sequences).
   - the near-miss key's changed half (auth.near-miss.prefix-equal): 7s and 3s
     derived from the embedded service's random key.
 Masked by key in JSON:
@@ -58,7 +59,8 @@ history.operations, series_step_s, histogram precision_bits. Also:
   - a threshold's description keeps its expression, limit and verdict; the
     measured value after the colon is masked.
 JUnit: the time= and timestamp= attributes; a load's "N requests, R/s, E
-errors" and "N rounds" counts and a threshold's measured value, as in the
+errors" and "N rounds" counts, the mixed history's "N database reads, A
+agent states, T tags judged" and a threshold's measured value, as in the
 JSON ("V violation(s)" stays: the race's checker finds none on a correct
 target); and the string masks above in all text.
 --capture: the outputs of `crh pcap check` on a fixed capture file are
@@ -77,6 +79,7 @@ MASK = "{{masked}}"
 
 # --- string masks --------------------------------------------------------
 
+EXPLORE_RATE = re.compile(r"\b\d+ operations/s")
 RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?")
 # An instant cut off by an evidence answer's truncation ("... (519 bytes)").
 RFC3339_CUT = re.compile(r"\d{4}-[0-9T:.Z-]*(?=\.\.\. \(\d+ bytes\))")
@@ -89,6 +92,7 @@ JUNIT_LOAD_COUNTS = re.compile(r"\b\d+ requests, [\d.]+/s, \d+ errors\b")
 # A threshold's line, "errors&lt;1%: 0% (limit 1%, ...) held": the measured value.
 JUNIT_THRESHOLD_ACTUAL = re.compile(r"(: )[^ (<]+( \(limit )")
 JUNIT_ROUNDS = re.compile(r"\b\d+ rounds\b")
+JUNIT_HISTORY_COUNTS = re.compile(r"\b\d+ database reads, \d+ agent states, \d+ tags judged\b")
 
 
 class Learned:
@@ -113,6 +117,7 @@ class Learned:
         if self.nonce_re is not None:
             s = self.nonce_re.sub("{{nonce}}", s)
         s = NEAR_MISS.sub(r"\1{{near-miss}}'", s)
+        s = EXPLORE_RATE.sub("{{n}} operations/s", s)
         return s
 
 
@@ -220,6 +225,7 @@ def normalize(text, capture=False):
         text = JUNIT_LOAD_COUNTS.sub("{{n}} requests, {{n}}/s, {{n}} errors", text)
         text = JUNIT_THRESHOLD_ACTUAL.sub(r"\1{{actual}}\2", text)
         text = JUNIT_ROUNDS.sub("{{n}} rounds", text)
+        text = JUNIT_HISTORY_COUNTS.sub("{{n}} database reads, {{n}} agent states, {{n}} tags judged", text)
     return learned.mask(text)
 
 

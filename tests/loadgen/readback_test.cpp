@@ -38,6 +38,42 @@ TEST(LoadReadback, MergeOfTwoShardsEqualsOneRunOverTheSameSamples) {
   }
 }
 
+// The mixed load's history check and its violations (key or agent, expected,
+// actual, reproduce, values in the proof) read back whole; shards add up.
+TEST(LoadReadback, TheMixedHistoryCheckRoundTripsAndShardsAddUp) {
+  auto run = synthetic_load_run(Scenario::mixed, 0);
+  auto& r = run.result;
+  r.judgement = {.judged = true, .database_reads = 40, .agent_reads = 70, .tags = 9, .unjudged = {"why not"}};
+  oracle::Op write, read;
+  write.kind = OpKind::db_set;
+  write.id = read.id = "crh-probe-load";
+  write.value = "crh load 0.0.1";
+  write.outcome = read.outcome = Outcome::ok;
+  write.invoke_ns = 10, write.complete_ns = 20, read.invoke_ns = 30, read.complete_ns = 40;
+  read.kind = OpKind::db_get;
+  read.value = "crh load";
+  oracle::Violation v;
+  v.kind = oracle::ViolationKind::database_stale_read;
+  v.id = "crh-probe-load";
+  v.expected = "\"crh load 0.0.1\"";
+  v.actual = "crh load";
+  v.reproduce = "crh load --scenario mixed --seed 1";
+  v.explanation = "stale";
+  v.proof = {write, read};
+  r.violation_count = 1;
+  r.violations = {v};
+  const auto doc = result_document(run);
+  const auto back = read_load_document(json::parse(json::serialize(doc)).as_object());
+  EXPECT_EQ(json::serialize(result_document(back)), json::serialize(doc));
+  ASSERT_EQ(back.result.violations.size(), 1u);
+  EXPECT_EQ(back.result.violations[0].proof[1].value, "crh load");
+  EXPECT_EQ(back.result.violations[0].reproduce, v.reproduce);
+  const auto merged = merge_load_runs(back, back).result;
+  EXPECT_EQ(merged.judgement.database_reads, 80u);
+  EXPECT_EQ(merged.judgement.unjudged.size(), 1u);
+  EXPECT_EQ(merged.violation_count, 2u);
+}
+
 TEST(LoadReadback, MergeIsCommutativeInItsFigures) {
   const auto a = read_load_document(result_document(synthetic_load_run(Scenario::mixed, 1)));
   const auto b = read_load_document(result_document(synthetic_load_run(Scenario::mixed, 2)));

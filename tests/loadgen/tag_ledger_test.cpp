@@ -130,6 +130,24 @@ TEST(TagLedger, ATagOfUnknownOutcomeMayHoldAnyAlias) {
   EXPECT_TRUE(l.tag_done(t, tag_op("", Outcome::indeterminate, 0, 5000), false).empty());
 }
 
+TEST(TagLedger, ATagOfUnknownOutcomeMayRunAfterTheLoadGaveUpOnIt) {
+  // The tag timed out before alias 1 was freed; the target ran it later and
+  // gave it alias 1: the refusal is right.
+  TagLedger l;
+  auto t = l.tag_sent();
+  l.tag_done(t, tag_op("", Outcome::indeterminate, 0, 0), false);
+  tag_and_free(l, "1", 5000);
+  auto r = l.tag_sent();
+  EXPECT_TRUE(l.tag_done(r, refused(10'000), true).empty());
+  // Two aliases freed: that one tag could have taken only one of them.
+  tag_and_free(l, "2", 20'000);
+  tag_and_free(l, "3", 30'000);
+  r = l.tag_sent();
+  auto found = l.tag_done(r, refused(40'000), true);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].kind, ViolationKind::tag_refused_while_free);
+}
+
 TEST(TagLedger, AnOtherRefusalOfATagChangesNothing) {
   TagLedger l;
   tag_and_free(l, "1", 0);
@@ -160,7 +178,7 @@ TEST(TagLedger, AnUntagAnsweredAfterALaterTagTookItsAliasFreesNothing) {
 // correct target never makes a violation, whatever the interleaving; one
 // that never tags a deleted tag's alias again always does.
 struct Simulation {
-  enum class Step { send, run, answer };
+  enum class Step { send, run, answer, late_run };
   struct Event {
     double at;
     int conn;
@@ -173,6 +191,7 @@ struct Simulation {
     std::uint64_t ticket = 0;
     Op op;
     bool refused = false;
+    bool timed_out = false;  // the load gave up on the tag under way; the target runs it later
   };
 
   int aliases;
@@ -182,6 +201,8 @@ struct Simulation {
   std::map<std::string, bool> tagged, used_once;
   TagLedger ledger;
   std::size_t violations = 0, refusals = 0;
+
+  double timeouts = 0;  // the share of tags the load gives up on before the target runs them
 
   Simulation(int n, bool broken, std::uint64_t seed) : aliases(n), never_retag(broken), rng(seed) {
     for (int i = 1; i <= n; ++i) last_use[std::to_string(i)] = 0;
@@ -214,7 +235,16 @@ struct Simulation {
         c.op.kind = c.tagging ? OpKind::tag : OpKind::untag;
         c.op.invoke_ns = ns;
         if (c.tagging) c.ticket = ledger.tag_sent();
-        q.push({e.at + delay(rng), e.conn, Step::run});
+        c.timed_out = c.tagging && std::uniform_real_distribution<double>(0, 1)(rng) < timeouts;
+        if (c.timed_out) {
+          // Its alias is never known, so never deleted: it stays tagged.
+          q.push({e.at + delay(rng) * 0.5, e.conn, Step::answer});
+          q.push({e.at + delay(rng) * 20, e.conn, Step::late_run});
+        } else {
+          q.push({e.at + delay(rng), e.conn, Step::run});
+        }
+      } else if (e.step == Step::late_run) {
+        run_tag(n);
       } else if (e.step == Step::run) {
         if (c.tagging) {
           auto got = run_tag(n);
@@ -229,6 +259,12 @@ struct Simulation {
         c.op.alias = c.alias;
         c.op.status = c.refused && c.tagging ? 409 : 200;
         c.op.outcome = c.op.status == 200 ? Outcome::ok : Outcome::fail;
+        if (c.timed_out) {
+          c.op.alias.clear(), c.op.status = 0, c.op.outcome = Outcome::indeterminate;
+          violations += ledger.tag_done(c.ticket, c.op, false).size();
+          q.push({e.at + delay(rng) * 0.1, e.conn, Step::send});
+          continue;
+        }
         if (c.tagging) {
           refusals += c.refused;
           violations += ledger.tag_done(c.ticket, c.op, c.refused).size();
@@ -252,6 +288,18 @@ TEST(TagLedger, ACorrectTargetNeverMakesAViolationWhateverTheInterleaving) {
     refusals += sim.refusals;
   }
   EXPECT_GT(refusals, 10'000u) << "the simulation must refuse tags often, or it tests nothing";
+}
+
+TEST(TagLedger, TagsTheTargetRunsAfterTheLoadGaveUpOnThemMakeNoViolation) {
+  std::size_t refusals = 0;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    Simulation sim(2 + static_cast<int>(seed % 6), false, seed);
+    sim.timeouts = 0.02 + 0.1 * static_cast<double>(seed % 3);
+    sim.run(2 + static_cast<int>(seed % 15), 6000);
+    EXPECT_EQ(sim.violations, 0u) << "seed " << seed;
+    refusals += sim.refusals;
+  }
+  EXPECT_GT(refusals, 10'000u);
 }
 
 TEST(TagLedger, ATargetThatNeverTagsAnAliasAgainIsCaughtEveryTime) {

@@ -1,7 +1,10 @@
 // The first-caller-wins checker on synthetic histories: every kind of
 // violation with its proof, and the cases it must not judge (indeterminate
 // calls, throttled calls, calls outside the epoch's certain window).
+// The mixed load's register checker: each rule, and brute force over random
+// histories of a correct register (never flagged) and of broken ones (flagged).
 #include "oracle/checker.hpp"
+#include "oracle/register_checker.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -462,6 +466,269 @@ TEST(BindingChecker, NamesViolationKinds) {
   EXPECT_EQ(to_string(ViolationKind::bound_caller_rejected), "bound-caller-rejected");
   EXPECT_EQ(to_string(ViolationKind::rejected_while_free), "rejected-while-free");
   EXPECT_EQ(to_string(ViolationKind::alias_tagged_twice), "alias-tagged-twice");
+  EXPECT_EQ(to_string(ViolationKind::database_stale_read), "database-stale-read");
+  EXPECT_EQ(to_string(ViolationKind::agent_unexplained_state), "agent-unexplained-state");
+}
+
+// ---------------------------------------------------------------- registers (the mixed load's reads)
+
+Op write_of(OpKind kind, const std::string& value, std::int64_t invoke, std::int64_t complete,
+            Outcome outcome = Outcome::ok) {
+  Op o = op(kind, 0, "", "", invoke, complete, outcome,
+            outcome == Outcome::ok ? 200 : outcome == Outcome::fail ? 400 : 0, outcome == Outcome::indeterminate ? "timeout" : "");
+  o.id = "k";
+  o.value = value;
+  return o;
+}
+Op db_set(const std::string& value, std::int64_t invoke, std::int64_t complete, Outcome outcome = Outcome::ok) {
+  return write_of(OpKind::db_set, value, invoke, complete, outcome);
+}
+Op db_get(const std::string& value, std::int64_t invoke, std::int64_t complete) {
+  Op o = op(OpKind::db_get, 0, "", "", invoke, complete, Outcome::ok, 200);
+  o.id = "k";
+  o.value = value;
+  return o;
+}
+
+RegisterHistory db(std::vector<Op> writes, std::vector<Op> reads, std::optional<std::string> initial = "init") {
+  RegisterHistory h;
+  h.id = "k";
+  h.initial = std::move(initial);
+  h.writes = std::move(writes);
+  h.reads = std::move(reads);
+  return h;
+}
+
+std::string dump(const RegisterVerdict& v) { return dump(v.violations); }
+
+TEST(RegisterChecker, AcceptsTheLastCompletedWriteAndOverlappingOnes) {
+  // v1 done before the read; v2 and v3 overlap it: any of the three.
+  auto writes = std::vector<Op>{db_set("v1", 0, 10), db_set("v2", 15, 40), db_set("v3", 25, 50)};
+  for (const char* seen : {"v1", "v2", "v3"}) {
+    auto v = check_register(db(writes, {db_get(seen, 20, 30)}));
+    EXPECT_EQ(v.violation_count, 0u) << seen << ": " << dump(v);
+    EXPECT_EQ(v.judged, 1u);
+  }
+}
+
+TEST(RegisterChecker, AcceptsTheInitialValueUntilAWriteCompleted) {
+  auto v = check_register(db({db_set("v1", 5, 50)}, {db_get("init", 0, 10), db_get("init", 20, 30)}));
+  EXPECT_EQ(v.violation_count, 0u) << dump(v);
+}
+
+TEST(RegisterChecker, FlagsAStaleReadWithItsProof) {
+  // db-first-write-wins: v2 was answered before the read was sent; the read shows v1.
+  const Op w1 = db_set("v1", 0, 10), w2 = db_set("v2", 20, 30), r = db_get("v1", 40, 50);
+  auto v = check_register(db({w1, w2}, {r}));
+  ASSERT_EQ(v.violation_count, 1u) << dump(v);
+  const auto& found = v.violations[0];
+  EXPECT_EQ(found.kind, ViolationKind::database_stale_read);
+  EXPECT_EQ(found.id, "k");
+  EXPECT_EQ(found.actual, "v1");
+  EXPECT_EQ(found.expected, "\"v2\"");
+  EXPECT_EQ(keys(found.proof), keys({w1, w2, r}));
+  EXPECT_TRUE(mentions(found.explanation, "database key k")) << found.explanation;
+}
+
+TEST(RegisterChecker, FlagsTheInitialValueAfterAWriteCompleted) {
+  auto v = check_register(db({db_set("v1", 0, 10)}, {db_get("init", 20, 30)}));
+  ASSERT_EQ(v.violation_count, 1u) << dump(v);
+  EXPECT_EQ(v.violations[0].kind, ViolationKind::database_stale_read);
+}
+
+TEST(RegisterChecker, FlagsAValueNoWriteLeft) {
+  auto v = check_register(db({db_set("v1", 0, 10), db_set("v2", 15, 40)}, {db_get("bogus", 20, 30)}));
+  ASSERT_EQ(v.violation_count, 1u) << dump(v);
+  const auto& found = v.violations[0];
+  EXPECT_EQ(found.kind, ViolationKind::database_unwritten_read);
+  EXPECT_EQ(found.expected, "one of \"v1\", \"v2\"");
+  EXPECT_EQ(found.proof.size(), 3u);
+}
+
+TEST(RegisterChecker, FlagsAValueWrittenOnlyAfterTheReadEnded) {
+  auto v = check_register(db({db_set("v1", 40, 50)}, {db_get("v1", 20, 30)}));
+  ASSERT_EQ(v.violation_count, 1u) << dump(v);
+  EXPECT_EQ(v.violations[0].kind, ViolationKind::database_unwritten_read);
+}
+
+TEST(RegisterChecker, AnUnansweredWriteOverlapsEverythingAfterIt) {
+  // v1 timed out at 10: it may take effect at any time after 0, even after v2.
+  auto writes = std::vector<Op>{db_set("v1", 0, 10, Outcome::indeterminate), db_set("v2", 20, 30)};
+  auto v = check_register(db(writes, {db_get("v1", 1000, 1010), db_get("v2", 1020, 1030), db_get("init", 5, 8)}));
+  EXPECT_EQ(v.violation_count, 0u) << dump(v);
+  // Nor does it replace anything for certain: the initial value may still be read.
+  v = check_register(db({db_set("v1", 0, 10, Outcome::indeterminate)}, {db_get("init", 1000, 1010)}));
+  EXPECT_EQ(v.violation_count, 0u) << dump(v);
+}
+
+TEST(RegisterChecker, ARefusedWriteNeverApplies) {
+  auto v = check_register(db({db_set("v1", 0, 10, Outcome::fail)}, {db_get("v1", 20, 30), db_get("init", 40, 50)}));
+  ASSERT_EQ(v.violation_count, 1u) << dump(v);
+  EXPECT_EQ(v.violations[0].kind, ViolationKind::database_unwritten_read);
+  EXPECT_EQ(v.violations[0].actual, "v1");
+}
+
+TEST(RegisterChecker, JudgesNothingItCannotKnow) {
+  // Unknown initial value: reads before any write completed are not judged.
+  auto v = check_register(db({db_set("v1", 20, 30)}, {db_get("other", 0, 10)}, std::nullopt));
+  EXPECT_EQ(v.judged, 0u);
+  EXPECT_EQ(v.violation_count, 0u);
+  // A write of unknown value that may precede the read.
+  Op blind = db_set("", 0, 10);
+  blind.value.reset();
+  v = check_register(db({blind}, {db_get("other", 20, 30)}));
+  EXPECT_EQ(v.judged, 0u);
+  // A read that ended after the recording stopped.
+  auto h = db({db_set("v1", 0, 10), db_set("v2", 20, 30)}, {db_get("v1", 40, 50)});
+  h.judge_until = 45;
+  EXPECT_EQ(check_register(h).judged, 0u);
+}
+
+TEST(RegisterChecker, AgentStatesUseTheirOwnKinds) {
+  RegisterHistory h;
+  h.what = Register::agent;
+  h.id = "a7";
+  h.initial = "\"available\"";
+  h.writes = {write_of(OpKind::snooze, "\"snoozed\"", 0, 10)};
+  Op read = db_get("\"available\"", 20, 30);
+  read.kind = OpKind::get_agent;
+  h.reads = {read};
+  auto v = check_register(h);
+  ASSERT_EQ(v.violation_count, 1u) << dump(v);
+  EXPECT_EQ(v.violations[0].kind, ViolationKind::agent_stale_state);
+  EXPECT_TRUE(mentions(v.violations[0].explanation, "agent a7")) << v.violations[0].explanation;
+  h.reads[0].value = "\"busy\"";
+  v = check_register(h);
+  ASSERT_EQ(v.violation_count, 1u) << dump(v);
+  EXPECT_EQ(v.violations[0].kind, ViolationKind::agent_unexplained_state);
+}
+
+// ---------------------------------------------------------------- registers by brute force
+
+// A small random concurrent history of a register: every operation takes
+// effect at one instant inside its interval (a linearization point), in the
+// order of those instants; reads return what the register held then. An
+// unanswered write may take effect or not, at any time after it was sent
+// (even after the client gave up); a refused one never does.
+struct Simulated {
+  RegisterHistory history;
+  std::vector<std::int64_t> read_points;  // the reads' linearization points
+};
+
+Simulated simulate(std::mt19937_64& rng, bool two_values, bool first_write_wins = false) {
+  auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
+  struct Event {
+    std::int64_t at;
+    bool write;
+    std::size_t index;
+  };
+  Simulated s;
+  auto& h = s.history;
+  h.what = two_values ? Register::agent : Register::database;
+  h.id = "k";
+  h.initial = pick(0, 4) == 0 && two_values ? std::optional<std::string>("busy") : std::optional<std::string>("init");
+  std::vector<Event> events;
+  const int n = static_cast<int>(pick(2, 14));
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t at = pick(0, 1000), invoke = at - pick(0, 150), complete = at + pick(0, 150);
+    if (pick(0, 1) == 0) {
+      const std::string value = two_values ? (pick(0, 1) ? "snoozed" : "awake") : "v" + std::to_string(i);
+      const auto roll = pick(0, 9);
+      const Outcome outcome = roll < 7 ? Outcome::ok : roll < 8 ? Outcome::fail : Outcome::indeterminate;
+      // An unanswered write's client gave up at any time after sending it.
+      const std::int64_t ended = outcome == Outcome::indeterminate ? invoke + pick(0, 300) : complete;
+      h.writes.push_back(write_of(two_values ? (value == "snoozed" ? OpKind::snooze : OpKind::wake) : OpKind::db_set,
+                                  value, invoke, ended, outcome));
+      const bool applies = outcome == Outcome::ok || (outcome == Outcome::indeterminate && pick(0, 1));
+      if (applies) events.push_back({at, true, h.writes.size() - 1});
+    } else {
+      h.reads.push_back(db_get("", invoke, complete));
+      s.read_points.push_back(at);
+      events.push_back({at, false, h.reads.size() - 1});
+    }
+  }
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.at < b.at; });
+  std::optional<std::string> value = h.initial;
+  bool written = false;
+  for (const auto& e : events) {
+    if (e.write) {
+      if (!(first_write_wins && (written || value))) value = h.writes[e.index].value;
+      written = true;
+    } else {
+      h.reads[e.index].value = value;
+    }
+  }
+  return s;
+}
+
+TEST(RegisterCheckerBruteForce, ACorrectRegisterIsNeverFlagged) {
+  std::mt19937_64 rng(20261126);
+  std::uint64_t judged = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const bool two_values = i % 2 == 1;
+    auto s = simulate(rng, two_values);
+    auto v = check_register(s.history);
+    ASSERT_EQ(v.violation_count, 0u) << "history " << i << ": " << dump(v);
+    judged += v.judged;
+  }
+  EXPECT_GT(judged, 50'000u);  // the histories are judged, not skipped
+}
+
+TEST(RegisterCheckerBruteForce, FlagsAValueNeverWritten) {
+  std::mt19937_64 rng(7);
+  int flagged = 0, tried = 0;
+  for (int i = 0; i < 5000; ++i) {
+    auto s = simulate(rng, i % 2 == 1);
+    if (s.history.reads.empty()) continue;
+    ++tried;
+    s.history.reads[static_cast<std::size_t>(i) % s.history.reads.size()].value = "never";
+    auto v = check_register(s.history);
+    flagged += v.violation_count == 1;
+    ASSERT_LE(v.violation_count, 1u) << dump(v);
+  }
+  EXPECT_EQ(flagged, tried);
+}
+
+TEST(RegisterCheckerBruteForce, FlagsFirstWriteWinsExactlyWhenALaterWriteWasAnswered) {
+  // The initial value stays; a read is provably stale when a write of another
+  // value was answered 200 before it was sent, and only then.
+  std::mt19937_64 rng(11);
+  int flagged = 0;
+  for (int i = 0; i < 5000; ++i) {
+    auto s = simulate(rng, false, true);
+    const auto& h = s.history;
+    bool provable = false;
+    for (const auto& r : h.reads)
+      for (const auto& w : h.writes) provable |= w.outcome == Outcome::ok && w.complete_ns < r.invoke_ns;
+    auto v = check_register(h);
+    ASSERT_EQ(v.violation_count > 0, provable) << "history " << i << ": " << dump(v);
+    flagged += provable;
+  }
+  EXPECT_GT(flagged, 1000);
+}
+
+TEST(RegisterCheckerBruteForce, FlagsAStaleValueAfterALaterAnsweredWrite) {
+  // A correct history, then one read moved to return the value of a write
+  // that a later answered write certainly replaced before the read was sent.
+  std::mt19937_64 rng(13);
+  int flagged = 0;
+  for (int i = 0; i < 5000; ++i) {
+    auto s = simulate(rng, false);
+    auto& h = s.history;
+    for (auto& r : h.reads)
+      for (const auto& old : h.writes)
+        for (const auto& later : h.writes)
+          if (old.outcome == Outcome::ok && later.outcome == Outcome::ok && old.complete_ns < later.invoke_ns &&
+              later.complete_ns < r.invoke_ns && !h.reads.empty()) {
+            r.value = old.value;
+            auto v = check_register(h);
+            ASSERT_GE(v.violation_count, 1u) << "history " << i << ": " << dump(v);
+            ++flagged;
+            goto next;
+          }
+  next:;
+  }
+  EXPECT_GT(flagged, 500);
 }
 
 }  // namespace
