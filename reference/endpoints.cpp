@@ -81,12 +81,14 @@ Reply Service::dispatch(const Route& route, const Request& req) {
 
 Response Service::list_agents() const {
   json::array list;
-  for (const auto& a : state_.agents()) list.push_back(agent_json(a));
+  for (const auto& a : state_.agents())
+    if (!(a.snoozed && config_.mutants.has(Mutant::agents_list_hides_snoozed))) list.push_back(agent_json(a));
   return ok(json::object{{"agents", std::move(list)}});
 }
 
 Response Service::get_agent(const Route& route) const {
   auto a = state_.agent(route.id);
+  if (a && a->snoozed && config_.mutants.has(Mutant::agent_get_snoozed_404)) return unknown_agent(route);
   return a ? ok(agent_json(*a)) : unknown_agent(route);
 }
 
@@ -122,7 +124,9 @@ Response Service::list_aliases(const Route& route) const {
   auto aliases = state_.aliases(route.id);
   if (!aliases) return unknown_channel(route);
   json::array list;
-  for (const auto& a : *aliases) list.push_back(alias_json(a, state_.clock()));
+  for (const auto& a : *aliases)
+    if (!(a.bound_caller && config_.mutants.has(Mutant::list_hides_bound)))
+      list.push_back(alias_json(a, state_.clock()));
   return ok(json::object{{"channel", route.id}, {"aliases", std::move(list)}});
 }
 
@@ -132,19 +136,29 @@ Reply Service::tag(const Route& route, const std::string* name, const std::strin
   if (!name) return {error(400, "missing parameter \"tag\" (required by the tag operation)")};
   if (name->empty()) return {error(400, "parameter \"tag\" must not be empty")};
   std::int64_t minutes = 5;
-  if (const std::string* m = minutes_text) {
-    auto [end, ec] = std::from_chars(m->data(), m->data() + m->size(), minutes);
-    bool digits_only = !m->empty() && m->front() != '-' && m->front() != '+';
-    if (ec != std::errc{} || end != m->data() + m->size() || !digits_only || minutes < 1 || minutes > kMaxTagMinutes)
-      return {error(400, "parameter \"minutes\" must be an integer from 1 to 1440, got " + quoted(*m))};
+  if (const std::string* sent = minutes_text) {
+    std::string_view m = *sent;
+    // minutes-fraction-truncated: "2.5" read up to its dot.
+    if (auto dot = m.find('.'); config_.mutants.has(Mutant::minutes_fraction_truncated) && dot != 0 &&
+                                dot != std::string_view::npos && dot + 1 < m.size() &&
+                                m.find_first_not_of("0123456789", dot + 1) == std::string_view::npos)
+      m = m.substr(0, dot);
+    auto [end, ec] = std::from_chars(m.data(), m.data() + m.size(), minutes);
+    bool digits_only = !m.empty() && m.front() != '-' && m.front() != '+';
+    if (ec != std::errc{} || end != m.data() + m.size() || !digits_only || minutes < 1 || minutes > kMaxTagMinutes)
+      return {error(400, "parameter \"minutes\" must be an integer from 1 to 1440, got " + quoted(*sent))};
   } else if (!f.has(Fault::tag_minutes_optional)) {
     return {error(400, "missing parameter \"minutes\" (required by the tag operation)")};
   }
   auto r = state_.tag(route.id, *name, minutes);
   if (r.status == TagStatus::unknown_channel) return {unknown_channel(route)};
-  if (r.status == TagStatus::all_tagged)
-    return {error(409,
-                  "every alias of channel " + quoted(route.id) + " is tagged; delete a tag or wait for one to expire")};
+  if (r.status == TagStatus::all_tagged) {
+    const std::string msg =
+        "every alias of channel " + quoted(route.id) + " is tagged; delete a tag or wait for one to expire";
+    if (config_.mutants.has(Mutant::error_409_no_msg))
+      return {Response{409, "application/json", json::serialize(json::object{{"error", msg}}), {}}};
+    return {error(409, msg)};
+  }
   Reply reply{ok(alias_json(r.alias, state_.clock()))};
   if (f.has(Fault::slow_tag)) reply.wait = kSlowTagDelay;
   return reply;

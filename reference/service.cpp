@@ -49,7 +49,7 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
 }  // namespace
 
 Service::Service(ServiceConfig config, const Fixtures& fixtures, const Clock& clock)
-    : config_(std::move(config)), state_(fixtures, clock, config_.minute, config_.faults) {}
+    : config_(std::move(config)), state_(fixtures, clock, config_.minute, config_.faults, {}, config_.mutants) {}
 
 Response Service::error(unsigned status, std::string_view raw_msg) const {
   const std::string msg = as_utf8_text(raw_msg);
@@ -98,7 +98,10 @@ Reply Service::handle(const Request& req) {
 
   const bool database = match && (match->endpoint == Endpoint::db_get || match->endpoint == Endpoint::db_set);
   const auto& f = config_.faults;
-  if (!authorized(req, query, database)) {
+  // auth-skip-untag: one endpoint forgets the key.
+  const bool open =
+      match && match->endpoint == Endpoint::untag && config_.mutants.has(Mutant::auth_skip_untag);
+  if (!open && !authorized(req, query, database)) {
     if (match && match->endpoint == Endpoint::db_set && f.has(Fault::rejected_write_applies)) {
       Params params;
       if (!read_params(req, query, params))
@@ -121,6 +124,8 @@ Reply Service::handle(const Request& req) {
   }
   Route route{match->endpoint, {}, {}, query};
   if (match->endpoint != Endpoint::agents_list) route.id = segments[segments[0] == "api" ? 3 : 1];
+  // db-key-undecoded: the key as it stands in the path ("/database/" is 10 bytes).
+  if (database && config_.mutants.has(Mutant::db_key_undecoded)) route.id = std::string(path.substr(10));
   if (match->endpoint == Endpoint::untag || match->endpoint == Endpoint::call) route.alias = segments[3];
   return dispatch(route, req);
 }

@@ -13,6 +13,7 @@
 #include "clock.hpp"
 #include "faults.hpp"
 #include "fixtures.hpp"
+#include "mutants.hpp"
 #include "state.hpp"
 
 namespace crh::reference {
@@ -20,6 +21,7 @@ namespace crh::reference {
 struct ServiceConfig {
   std::string api_key;                       // the one accepted Apikey value
   FaultSet faults;                           // behaviours to break on purpose
+  MutantSet mutants;                         // wrong versions of the service (mutants.hpp)
   std::chrono::milliseconds minute{60'000};  // length of one tag minute
 };
 

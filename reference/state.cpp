@@ -32,6 +32,13 @@ struct AliasSlot {
   std::optional<std::string> bound_caller;
   std::uint64_t last_use = 0;  // 0: never used; otherwise the channel's use sequence number
   std::optional<Clock::time_point> last_used_at;
+  // What the mutants (mutants.hpp) need to know besides.
+  Clock::time_point tagged_at{};
+  std::uint64_t first_use = 0;           // lru-first-use
+  std::uint32_t calls_after_bind = 0;    // lock-checked-once
+  std::uint32_t bound_calls = 0;         // lock-forgotten-after-calls
+  bool awaiting_first_call = false;      // expiry-from-first-call
+  std::optional<std::string> expired_tag;  // tag-skips-expired, list-stale-after-expiry
 
   AliasView view() const {
     AliasView v{id, number, tag, std::nullopt, std::nullopt, last_used_at};
@@ -54,6 +61,7 @@ struct ChannelSlot {
 struct State::Impl {
   std::chrono::milliseconds minute;
   FaultSet faults;
+  MutantSet mutants;
   StateLimits limits;
 
   std::vector<std::unique_ptr<AgentSlot>> agents;
@@ -81,10 +89,41 @@ struct State::Impl {
 
   // Ends a tag whose lifetime has elapsed. Caller holds the channel's mutex.
   void expire(AliasSlot& a, Clock::time_point now) const {
-    if (a.tag && !faults.has(Fault::expiry_never) && now >= a.expires_at) {
+    if (a.tag && !faults.has(Fault::expiry_never) && !a.awaiting_first_call && now >= a.expires_at) {
+      a.expired_tag = std::move(a.tag);
       a.tag.reset();
       release_caller(a);
     }
+  }
+  bool second_half(const AliasSlot& a, Clock::time_point now) const { return now - a.tagged_at >= a.lifetime / 2; }
+  // Whether `caller` is the bound caller; the identity mutants compare loosely.
+  bool same_caller(std::string_view bound, std::string_view caller) const {
+    if (mutants.has(Mutant::caller_suffix_match) && bound.size() >= 4 && caller.size() >= 4)
+      return bound.substr(bound.size() - 4) == caller.substr(caller.size() - 4);
+    if (mutants.has(Mutant::caller_prefix_match) && bound.size() >= 8 && caller.size() >= 8)
+      return bound.substr(0, 8) == caller.substr(0, 8);
+    if (mutants.has(Mutant::caller_ignores_plus)) {
+      if (bound.starts_with('+')) bound.remove_prefix(1);
+      if (caller.starts_with('+')) caller.remove_prefix(1);
+    }
+    return bound == caller;
+  }
+  // The first caller of a tag becomes its bound caller. Caller holds the channel's mutex.
+  void bind(AliasSlot& a, std::string_view caller, Clock::time_point now) const {
+    if (mutants.has(Mutant::late_first_call_unbound) && second_half(a, now)) return;  // connects, binds nobody
+    a.bound_caller = std::string(caller);
+    a.calls_after_bind = 0;
+    a.bound_calls = 1;
+  }
+  // A connected call by the bound caller (lock-forgotten-after-calls counts them).
+  void bound_call(AliasSlot& a) const {
+    if (++a.bound_calls >= 3 && mutants.has(Mutant::lock_forgotten_after_calls)) a.bound_caller.reset();
+  }
+  // The order the tag compares last uses in (lru-first-use, lru-counter-wraps: another order).
+  std::uint64_t use_order(const AliasSlot& a) const {
+    if (mutants.has(Mutant::lru_first_use)) return a.first_use;
+    if (mutants.has(Mutant::lru_counter_wraps)) return a.last_use & 15;
+    return a.last_use;
   }
   // A tag's end ends its lock; with binding-survives-retag the caller stays
   // behind for the alias's next tag. Caller holds the channel's mutex.
@@ -94,33 +133,72 @@ struct State::Impl {
   // A call that connected: a use, and with expiry-sliding a fresh lifetime.
   void mark_called(ChannelSlot& ch, AliasSlot& a, Clock::time_point now) const {
     if (a.tag && faults.has(Fault::expiry_sliding)) a.expires_at = now + a.lifetime;
+    if (a.tag && a.awaiting_first_call) {  // expiry-from-first-call: the lifetime starts only now
+      a.expires_at = now + a.lifetime;
+      a.awaiting_first_call = false;
+    }
     mark_used(ch, a, now);
   }
   static void mark_used(ChannelSlot& ch, AliasSlot& a, Clock::time_point now) {
     a.last_use = ++ch.use_counter;
+    if (!a.first_use) a.first_use = a.last_use;
     a.last_used_at = now;
   }
   // The caller `a` is locked to, if any. With binding-per-tag-name, a caller
   // bound on any live alias of the channel with the same tag name counts.
   // Caller holds the channel's mutex.
-  const std::optional<std::string>* lock_holder(ChannelSlot& ch, AliasSlot& a, Clock::time_point now) const {
-    if (!a.tag) return nullptr;
-    if (a.bound_caller) return &a.bound_caller;
-    if (!faults.has(Fault::binding_per_tag_name)) return nullptr;
+  std::optional<std::string> lock_holder(ChannelSlot& ch, AliasSlot& a, Clock::time_point now) const {
+    if (!a.tag) return std::nullopt;
+    if (mutants.has(Mutant::lock_half_lifetime) && second_half(a, now)) return std::nullopt;
+    if (a.bound_caller) return a.bound_caller;
+    if (!faults.has(Fault::binding_per_tag_name)) return std::nullopt;
     for (auto& other : ch.aliases) {
       expire(other, now);
-      if (other.tag == a.tag && other.bound_caller) return &other.bound_caller;
+      if (other.tag == a.tag && other.bound_caller) return other.bound_caller;
     }
-    return nullptr;
+    return std::nullopt;
+  }
+  // The database's key and stored value as the database mutants see them.
+  std::string db_key(std::string_view key) const {
+    std::string k(key);
+    if (mutants.has(Mutant::db_key_case))
+      for (auto& c : k)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (mutants.has(Mutant::db_key_dots)) std::erase(k, '.');
+    return k;
+  }
+  std::string db_value(std::string_view v) const {
+    if (mutants.has(Mutant::db_value_trimmed)) {
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    }
+    if (mutants.has(Mutant::db_value_truncated)) v = cut(v, 255);
+    if (!mutants.has(Mutant::db_unicode_bytes)) return std::string(v);
+    std::string out;
+    for (unsigned char c : v) {
+      if (c < 0x80) out.push_back(static_cast<char>(c));
+      else {
+        out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+        out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+      }
+    }
+    return out;
+  }
+  // `s` cut to at most `n` bytes, between UTF-8 characters.
+  static std::string_view cut(std::string_view s, std::size_t n) {
+    if (s.size() <= n) return s;
+    while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+    return s.substr(0, n);
   }
   static Agent to_agent(const AgentSlot& s) { return Agent{s.id, s.name, s.snoozed.load(std::memory_order_relaxed)}; }
 };
 
 State::State(const Fixtures& fixtures, const Clock& clock, std::chrono::milliseconds minute, FaultSet faults,
-             StateLimits limits)
+             StateLimits limits, MutantSet mutants)
     : clock_(clock), impl_(std::make_unique<Impl>()) {
   impl_->minute = minute;
   impl_->faults = faults;
+  impl_->mutants = mutants;
   impl_->limits = limits;
   for (const auto& a : fixtures.agents) {
     auto slot = std::make_unique<AgentSlot>();
@@ -164,14 +242,18 @@ std::optional<Agent> State::set_snoozed(std::string_view id, bool snoozed) {
   return Impl::to_agent(*a);
 }
 
-std::optional<std::string> State::db_get(std::string_view key) const {
+std::optional<std::string> State::db_get(std::string_view key_sent) const {
+  const std::string key = impl_->db_key(key_sent);
   std::shared_lock lock(impl_->db_mutex);
   auto it = impl_->db.find(key);
   if (it == impl_->db.end()) return std::nullopt;
+  if (it->second.empty() && impl_->mutants.has(Mutant::db_empty_missing)) return std::nullopt;
   return it->second;
 }
 
-DbWriteStatus State::db_set(std::string_view key, std::string_view value) {
+DbWriteStatus State::db_set(std::string_view key_sent, std::string_view value_sent) {
+  const std::string key = impl_->db_key(key_sent), stored = impl_->db_value(value_sent);
+  const std::string_view value = stored;
   std::unique_lock lock(impl_->db_mutex);
   auto it = impl_->db.find(key);
   if (it != impl_->db.end()) {
@@ -200,7 +282,12 @@ std::optional<std::vector<AliasView>> State::aliases(std::string_view channel) c
   out.reserve(ch->aliases.size());
   for (auto& a : ch->aliases) {
     impl_->expire(a, now);
-    out.push_back(a.view());
+    AliasView v = a.view();
+    if (!a.tag && a.expired_tag && impl_->mutants.has(Mutant::list_stale_after_expiry)) {
+      v.tag = a.expired_tag;
+      v.expires_at = a.expires_at;
+    }
+    out.push_back(std::move(v));
   }
   return out;
 }
@@ -211,18 +298,32 @@ TagResult State::tag(std::string_view channel, std::string_view tag, std::int64_
   std::lock_guard lock(ch->mutex);
   auto now = clock_.now();
   const bool most_recent = impl_->faults.has(Fault::lru_mru);
+  const auto& m = impl_->mutants;
   AliasSlot* pick = nullptr;
+  auto older = [&](const AliasSlot& a) {
+    // Strict comparisons keep the first alias on ties (never-used aliases, fixture order).
+    return !pick || (most_recent ? impl_->use_order(a) > impl_->use_order(*pick)
+                                 : impl_->use_order(a) < impl_->use_order(*pick));
+  };
   for (auto& a : ch->aliases) {
     impl_->expire(a, now);
-    if (a.tag) continue;
-    // Strict comparisons keep the first alias on ties (never-used aliases, fixture order).
-    if (!pick || (most_recent ? a.last_use > pick->last_use : a.last_use < pick->last_use)) pick = &a;
+    if (a.tag || (a.expired_tag && m.has(Mutant::tag_skips_expired))) continue;
+    if (older(a)) pick = &a;
   }
+  if (!pick && m.has(Mutant::tag_overwrites_when_full))
+    for (auto& a : ch->aliases)
+      if (older(a)) pick = &a;
   if (!pick) return {TagStatus::all_tagged, {}};
-  pick->tag = std::string(tag);
-  pick->lifetime = minutes * impl_->minute;
+  pick->tag = std::string(m.has(Mutant::tag_text_truncated) ? Impl::cut(tag, 32) : tag);
+  pick->expired_tag.reset();
+  pick->lifetime = (m.has(Mutant::expiry_drops_hours) ? minutes % 60 : minutes) * impl_->minute;
+  pick->tagged_at = now;
   pick->expires_at = now + pick->lifetime;
-  impl_->release_caller(*pick);
+  pick->awaiting_first_call = m.has(Mutant::expiry_from_first_call);
+  pick->calls_after_bind = 0;
+  pick->bound_calls = 0;
+  // untagged-call-binds: the caller an untagged call recorded stays for the new tag.
+  if (!m.has(Mutant::untagged_call_binds)) impl_->release_caller(*pick);
   Impl::mark_used(*ch, *pick, now);
   return {TagStatus::tagged, pick->view()};
 }
@@ -234,6 +335,7 @@ UntagResult State::untag(std::string_view channel, std::string_view alias) {
   auto* a = Impl::find_alias(*ch, alias);
   if (!a) return {UntagStatus::unknown_alias, {}};
   impl_->expire(*a, clock_.now());
+  a->expired_tag.reset();  // an expired tag deleted: tag-skips-expired frees the alias, the list stops showing it
   if (!a->tag) return {UntagStatus::not_tagged, a->view()};
   if (impl_->faults.has(Fault::delete_tag_noop)) {
     AliasView shown = a->view();
@@ -256,9 +358,19 @@ CallResult State::call(std::string_view channel, std::string_view alias, std::st
   auto now = clock_.now();
   impl_->expire(*a, now);
   if (a->tag) {
-    auto* holder = impl_->lock_holder(*ch, *a, now);
-    if (holder && **holder != caller && !impl_->faults.has(Fault::binding_last_caller))
+    const auto holder = impl_->lock_holder(*ch, *a, now);
+    // lock-checked-once: the call right after the bind is the only one checked.
+    const bool checked = !(holder && a->calls_after_bind > 0 && impl_->mutants.has(Mutant::lock_checked_once));
+    if (holder) ++a->calls_after_bind;
+    if (checked && holder && !impl_->same_caller(*holder, caller) && !impl_->faults.has(Fault::binding_last_caller))
       return {CallStatus::locked, a->view()};
+    if (!holder) {
+      impl_->bind(*a, caller, now);
+    } else if (checked) {
+      a->bound_caller = std::string(caller);
+      impl_->bound_call(*a);
+    }
+  } else if (impl_->mutants.has(Mutant::untagged_call_binds)) {
     a->bound_caller = std::string(caller);
   }
   impl_->mark_called(*ch, *a, now);
@@ -273,7 +385,7 @@ CallResult State::call_check(std::string_view channel, std::string_view alias, s
   if (!a) return {CallStatus::unknown_alias, {}};
   auto now = clock_.now();
   impl_->expire(*a, now);
-  if (auto* holder = impl_->lock_holder(*ch, *a, now); holder && **holder != caller)
+  if (auto holder = impl_->lock_holder(*ch, *a, now); holder && !impl_->same_caller(*holder, caller))
     return {CallStatus::locked, a->view()};
   return {CallStatus::connected, a->view()};
 }

@@ -13,6 +13,7 @@
 #include "clock.hpp"
 #include "faults.hpp"
 #include "fixtures.hpp"
+#include "mutants.hpp"
 
 namespace crh::reference {
 
@@ -59,7 +60,7 @@ class State {
  public:
   // `minute` is how long one tag minute lasts (60 s for real; less in tests).
   State(const Fixtures& fixtures, const Clock& clock, std::chrono::milliseconds minute,
-        FaultSet faults = {}, StateLimits limits = {});
+        FaultSet faults = {}, StateLimits limits = {}, MutantSet mutants = {});
   ~State();
   State(const State&) = delete;
   State& operator=(const State&) = delete;

@@ -16,6 +16,8 @@ struct ServeOptions {
   int threads = 0;
   std::vector<std::string> faults;
   bool list_faults = false;
+  std::vector<std::string> mutants;
+  bool list_mutants = false;
   long minute_ms = 60'000;
   long delay_us = 0;
   int channels = 2;
@@ -46,6 +48,11 @@ int run_serve(const ServeOptions& o) {
     for (const auto& f : all_faults()) std::cout << f.name << "\t" << f.description << "\n";
     return kExitOk;
   }
+  if (o.list_mutants) {
+    for (const auto& m : all_mutants())
+      std::cout << m.name << "\t" << m.kind << "\t" << m.description << "\t" << m.rule << "\n";
+    return kExitOk;
+  }
   ServerConfig config;
   if (!split_listen(o.listen, config.host, config.port)) {
     std::cerr << "crh serve: --listen expects HOST:PORT (for example 127.0.0.1:8080 or [::1]:0), got \""
@@ -63,6 +70,14 @@ int run_serve(const ServeOptions& o) {
       return kExitUsage;
     }
     config.service.faults.add(*fault);
+  }
+  for (const auto& name : o.mutants) {
+    auto mutant = mutant_by_name(name);
+    if (!mutant) {
+      std::cerr << "crh serve: unknown mutant \"" << name << "\"; `crh serve --list-mutants` lists them\n";
+      return kExitUsage;
+    }
+    config.service.mutants.add(*mutant);
   }
   try {
     config.fixtures = o.fixtures_file.empty() ? default_fixtures(o.channels, o.aliases)
@@ -88,6 +103,7 @@ int run_serve(const ServeOptions& o) {
   }
   std::string faults;
   for (const auto& f : o.faults) faults += (faults.empty() ? "" : ",") + f;
+  for (const auto& m : o.mutants) faults += (faults.empty() ? "mutant " : ", mutant ") + m;
   std::cout << "crh serve: listening on " << server.base_url() << " (minute " << o.minute_ms
             << " ms, faults: " << (faults.empty() ? "none" : faults)
             << (o.delay_us > 0 ? ", every answer " + std::to_string(o.delay_us) + " us later" : "") << "); Ctrl-C stops"
@@ -108,6 +124,9 @@ Command add_serve_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--fault", o->faults, "break one documented behaviour on purpose (repeatable)");
   sub->add_flag("--list-faults", o->list_faults, "print every fault mode with one line and exit");
+  sub->add_option("--mutant", o->mutants, "run a wrong version of the service (issue 25; repeatable)");
+  sub->add_flag("--list-mutants", o->list_mutants,
+                "print every mutant (name, class, what is wrong, rule broken) and exit");
   sub->add_option("--minute-ms", o->minute_ms, "length of one tag minute in ms (tests shorten it)")
       ->capture_default_str()
       ->check(CLI::Range(1L, 3'600'000L));

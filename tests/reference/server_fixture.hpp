@@ -18,11 +18,12 @@ class ServerFixture : public ::testing::Test {
  protected:
   void start(reference::FaultSet faults = {},
              std::chrono::milliseconds minute = std::chrono::seconds(60),
-             reference::Fixtures fixtures = reference::default_fixtures()) {
+             reference::Fixtures fixtures = reference::default_fixtures(), reference::MutantSet mutants = {}) {
     reference::ServerConfig config;
     config.threads = 2;
     config.service.api_key = kTestKey;
     config.service.faults = faults;
+    config.service.mutants = mutants;
     config.service.minute = minute;
     config.fixtures = std::move(fixtures);
     server_ = std::make_unique<reference::Server>(std::move(config));
