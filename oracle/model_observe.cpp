@@ -160,7 +160,9 @@ struct Observer {
     }
     if (f.tag_state != TagState::tagged || (f.bound != Bound::unknown && f.bound != Bound::someone)) return;
     if (auto c = field_text(item, names.alias_bound_caller)) {
-      if (c->empty()) f.bound = Bound::nobody;
+      // A refusal proved someone holds the lock: a list showing nobody does
+      // not undo that (its bound caller is a profile field, a SHOULD).
+      if (c->empty()) f.bound = f.bound == Bound::someone ? Bound::someone : Bound::nobody;
       else if (std::find(f.not_bound.begin(), f.not_bound.end(), *c) == f.not_bound.end()) {
         f.bound = Bound::caller;
         f.caller = *c;

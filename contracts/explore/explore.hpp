@@ -55,6 +55,7 @@ struct Step {
   oracle::Operation op;          // request and burst (the first caller); at_ms is set when sent
   KeyForm key = KeyForm::proper;
   bool trailing_slash = false;   // the path ends in '/' (the spec is silent: the answer or a refusal)
+  bool encode_all = false;       // every byte of the id percent-encoded (%63%72...: the same id, RFC 3986 6.2.2.2)
   // untag, call, burst: the alias the tag step with this serial picked (0:
   // op.id as written); waits: the tag step whose expiry is waited for.
   std::uint32_t alias_of = 0;
@@ -129,6 +130,7 @@ class Generator {
   Ground ground_;
   std::uint32_t serial_ = 0;
   std::vector<std::string> keys_;  // the sequence's keys: few, so writes and reads meet
+  std::size_t spree_ = 0;          // tags to come in a row: every alias tagged, then one more
   std::size_t pick(std::size_t n);
   bool chance(double p);
   template <class T>

@@ -13,13 +13,14 @@ using Endpoint = core::api::Operation;
 const std::vector<std::string>& probe_keys() {
   static const std::vector<std::string> keys{
       "crh-probe-x",   "crh-probe-X", "crh-probe-x.", "crh-probe-x.y", "crh-probe-x y",
-      "crh-probe-x%y", "crh-probe-é", "crh-probe-x-",
+      "crh-probe-x%y", "crh-probe-é", "crh-probe-x-", "crh-probe-xy",
   };
   return keys;
 }
 
 const std::vector<std::string>& probe_tags() {
-  static const std::vector<std::string> tags{"crh-probe-a", "crh-probe-b", "crh-probe-A", "crh-probe-a "};
+  static const std::vector<std::string> tags{"crh-probe-a", "crh-probe-b", "crh-probe-A", "crh-probe-a ",
+                                             "crh-probe-a-tag-name-longer-than-thirty-two-bytes-é"};
   return tags;
 }
 
@@ -114,13 +115,20 @@ std::string Generator::value() {
   };
   // Long, not huge: the spec shows no size, and a service may cap it.
   if (chance(0.1)) return std::string(200 + pick(800), 'x') + "y";
+  if (chance(0.08)) return "";
   if (chance(0.3)) return "v" + std::to_string(pick(1000));
   return any(odd);
 }
 
 Sequence Generator::opening() {
-  keys_.clear();
-  for (int i = 0; i < 2; ++i) keys_.push_back(any(probe_keys()));
+  // Two keys a loose comparison would take for one (case, a dot), or any two.
+  static const std::vector<std::pair<std::string, std::string>> near{
+      {"crh-probe-x", "crh-probe-X"}, {"crh-probe-x", "crh-probe-x."}, {"crh-probe-x.y", "crh-probe-xy"},
+      {"crh-probe-x", "crh-probe-x-"}};
+  const auto& pair = any(near);
+  keys_ = chance(0.5) ? std::vector<std::string>{pair.first, pair.second}
+                      : std::vector<std::string>{any(probe_keys()), any(probe_keys())};
+  spree_ = 0;
   Sequence out;
   Step aliases;
   aliases.serial = serial();
@@ -172,9 +180,12 @@ Step Generator::next(const oracle::Model& model, const Sequence& sent) {
       s.alias_of = tag_of_wait;
       return s;
     }
-    if (last.kind == Step::Kind::after_expiry && chance(0.7)) {
-      if (chance(0.5)) s.op = oracle::ops::list_aliases(ch);
-      else s.op = oracle::ops::call(ch, any(ground_.aliases), ground_.caller_base + "03"), s.alias_of = tag_of_wait;
+    if (last.kind == Step::Kind::after_expiry && chance(0.8)) {
+      switch (pick(3)) {
+        case 0: s.op = oracle::ops::list_aliases(ch); break;
+        case 1: s.op = oracle::ops::call(ch, any(ground_.aliases), ground_.caller_base + "03"), s.alias_of = tag_of_wait; break;
+        default: s.op = oracle::ops::tag(ch, any(probe_tags()), 1);  // is the ended tag's alias free again?
+      }
       return s;
     }
     if (sent.size() >= 2 && sent[sent.size() - 2].kind == Step::Kind::before_expiry &&
@@ -184,6 +195,12 @@ Step Generator::next(const oracle::Model& model, const Sequence& sent) {
       s.alias_of = sent[sent.size() - 2].alias_of;
       return s;
     }
+  }
+  if (spree_ > 0 || chance(0.02)) {  // every alias tagged, then one more: refused, never a live tag replaced
+    spree_ = spree_ > 0 ? spree_ - 1 : ground_.aliases.size();
+    s.op = oracle::ops::tag(ch, any(probe_tags()), 1);
+    s.op.minutes = std::to_string(std::max<std::int64_t>(ground_.minutes.min, 1));
+    return s;
   }
   const int roll = static_cast<int>(pick(100));
   if (ground_.cross_expiry && roll < 5 && !tags.empty() && ground_.waits > 0) {
@@ -233,6 +250,7 @@ Step Generator::next(const oracle::Model& model, const Sequence& sent) {
     s.key = any(bad);
   }
   if (chance(0.04)) s.trailing_slash = true;
+  if (chance(0.1) && (s.op.endpoint == Endpoint::db_get || s.op.endpoint == Endpoint::db_set)) s.encode_all = true;
   return s;
 }
 

@@ -66,6 +66,7 @@ Shrunk shrink(const Sequence& failing, const Replay& failed, std::string_view ru
     std::vector<Step> out;
     if (s.key != KeyForm::proper) out.push_back(s), out.back().key = KeyForm::proper;
     if (s.trailing_slash) out.push_back(s), out.back().trailing_slash = false;
+    if (s.encode_all) out.push_back(s), out.back().encode_all = false;
     if (s.kind == Step::Kind::burst) {
       out.push_back(s), out.back().kind = Step::Kind::request, out.back().also_callers.clear();
       if (s.also_callers.size() > 1) out.push_back(s), out.back().also_callers.resize(1);

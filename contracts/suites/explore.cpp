@@ -20,6 +20,13 @@ using explore::Step;
 using Endpoint = core::api::Operation;
 using Clock = std::chrono::steady_clock;
 
+std::string encode_every_byte(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) out += {'%', hex[c >> 4], hex[c & 15]};
+  return out;
+}
+
 bool is_integer(const std::string& s) {
   std::size_t i = (!s.empty() && s[0] == '-') ? 1 : 0;
   if (i == s.size() || s.size() > 18) return false;
@@ -132,6 +139,10 @@ class LiveWire final : public explore::Wire {
       case Endpoint::untag: r = core::build_request("DELETE", core::api::delete_tag_path(op.channel, op.id), {}, enc); break;
       case Endpoint::list_aliases: r = core::build_request("GET", core::api::aliases_path(op.channel), {}, enc); break;
       default: r = core::api::request(target(), op.endpoint, {.id = op.id}); break;
+    }
+    if (step.encode_all) {  // the key's every byte as %XX: the same key to any reader of URIs
+      const std::string plain = core::api::database_path(op.id), every = "/database/" + encode_every_byte(op.id);
+      if (r.target.starts_with(plain)) r.target.replace(0, plain.size(), every);
     }
     if (step.trailing_slash) r.target.insert(std::min(r.target.find('?'), r.target.size()), "/");
     const std::string& key = target().api_key;
