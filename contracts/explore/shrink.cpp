@@ -10,13 +10,14 @@ Shrunk shrink(const Sequence& failing, const Replay& failed, std::string_view ru
               const std::function<Replay(const Sequence&)>& run, std::size_t budget,
               const std::function<bool()>& stopped) {
   Shrunk best{failing, failed, 0, false};
-  // A step that named an alias a tag step of the sequence had picked names
-  // that tag step instead: when dropped steps change which alias a tag picks
-  // (the least recently used), the step follows the tag.
+  // A step on an alias names the last tag step before it that picked that
+  // alias (its tag's lifetime is the one the step ran in): when dropped steps
+  // change which alias a tag picks (the least recently used), the step
+  // follows the tag.
   for (std::size_t i = 0; i < best.sequence.size() && i < failed.sent.size(); ++i) {
     auto& step = best.sequence[i];
     const auto endpoint = step.op.endpoint;
-    if (step.alias_of || failed.sent[i].ops.empty() ||
+    if (step.kind == Step::Kind::before_expiry || step.kind == Step::Kind::after_expiry || failed.sent[i].ops.empty() ||
         (endpoint != core::api::Operation::call && endpoint != core::api::Operation::untag))
       continue;
     for (std::size_t j = i; j-- > 0;)
