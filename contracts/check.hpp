@@ -77,6 +77,10 @@ struct Check {
   bool owns_channel = false;       // compares the whole alias list: runs before slow checks start
   bool needs_call_hook = false;    // skipped when the profile has no call hook
   bool run_wide = false;           // judges every exchange of the run: runs last
+  // Needs the target to itself for long (exploration): runs once every other
+  // check but the run-wide ones is done, so nothing runs beside it and what
+  // it leaves (the order of the aliases' uses) shapes no other check.
+  bool alone = false;
 };
 
 // Every check of every suite, in the order they run and are reported.

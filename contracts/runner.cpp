@@ -94,10 +94,11 @@ class Executor {
     if (!preflight()) return;
     if (options_.detect_encoding) detect_encoding();
     report_.encoding = shared_.target.dialect.encoding;
-    std::vector<std::size_t> first, slow, rest, last;
+    std::vector<std::size_t> first, slow, rest, alone, last;
     for (std::size_t i = 0; i < selected.size(); ++i) {
       const Check& c = *selected[i];
       if (c.run_wide) last.push_back(i);
+      else if (c.alone) alone.push_back(i);
       else if (c.slow && options_.slow) slow.push_back(i);
       else if (c.owns_channel) first.push_back(i);
       else rest.push_back(i);
@@ -110,6 +111,7 @@ class Executor {
     });
     for (auto i : rest) run_quick(*selected[i], client, i);
     background.join();
+    for (auto i : alone) run_one(*selected[i], client, i);
     for (auto i : last) run_one(*selected[i], client, i);
     report_.stalled = shared_.stalled;
     core::ClientConfig restoring = shared_.client;

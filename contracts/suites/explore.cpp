@@ -387,7 +387,7 @@ void add_explore_checks(std::vector<Check>& out) {
                  .summary = "random sequences of every operation, inputs at the edges, every answer judged by the "
                             "model of the spec; a failure is shrunk to a short curl reproducer (--explore N, --seed S)",
                  .body = explore_sequences,
-                 .owns_channel = true});
+                 .alone = true});
 }
 
 }  // namespace crh::contracts::suites
