@@ -165,6 +165,7 @@ struct Replay {
   std::set<std::string> rules;               // the rules the predictions named
   std::size_t operations = 0;                // requests sent
   std::size_t timeouts = 0;                  // answers that did not come within the deadline
+  std::int64_t margin_ms = 0;                // the last margin either side of a tag's end (expiry_margin_ms)
   bool interrupted = false;
 };
 

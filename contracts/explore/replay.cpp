@@ -101,6 +101,7 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
   // margin covers this answer's time too, judged after it came.
   slowest_ms_ = std::max(slowest_ms_, took);
   model_.clock.margin_ms = expiry_margin_ms(slowest_ms_);
+  out.margin_ms = model_.clock.margin_ms;
   sent.ops = ops;
   sent.answers = answers;
   if (op.endpoint == Endpoint::tag && answers.front().observed.answered && answers.front().observed.status == 200) {

@@ -263,8 +263,7 @@ explore::Ground ground_of(CheckContext& ctx, CheckContext& quiet) {
 void explore_sequences(CheckContext& ctx) {
   const auto& settings = ctx.run().explore;
   if (settings.operations == 0) ctx.skip("exploration is off (--explore 0)");
-  core::ClientConfig quiet_config = ctx.run().client;
-  core::HttpClient quiet_client(ctx.target().base, quiet_config);
+  core::HttpClient quiet_client(ctx.target().base, ctx.run().client);
   CheckResult scratch;
   CheckContext quiet(ctx.run(), quiet_client, scratch);
   const explore::Ground ground = ground_of(ctx, quiet);
@@ -285,7 +284,7 @@ void explore_sequences(CheckContext& ctx) {
 
   explore::Generator gen(settings.seed, ground);
   const auto started = Clock::now();
-  std::size_t operations = 0, sequences = 0;
+  std::size_t operations = 0, sequences = 0, timeouts = 0;
   std::set<std::string> rules;
   std::vector<std::pair<std::string, oracle::Divergence>> should;  // the curl, the SHOULD divergence
   std::optional<std::pair<explore::Sequence, explore::Replay>> failed;
@@ -313,6 +312,7 @@ void explore_sequences(CheckContext& ctx) {
     }
     ++sequences;
     operations += r.operations;
+    timeouts += r.timeouts;
     rules.insert(r.rules.begin(), r.rules.end());
     for (auto& [step, d] : r.should)
       if (std::none_of(should.begin(), should.end(), [&](const auto& x) { return x.second.rule == d.rule; }))
@@ -324,15 +324,18 @@ void explore_sequences(CheckContext& ctx) {
   const auto rate = static_cast<long>(seconds > 0 ? static_cast<double>(operations) / seconds : 0);
   ctx.cover({rules.begin(), rules.end()});
   const std::string seed = std::to_string(settings.seed);
-  const std::string replays_it = "crh contract --check explore.sequences --seed " + seed + " replays it";
+  const std::string replays_it = "--seed " + seed + " replays it (the rerun line has the run's other options)";
   for (const auto& [curl, d] : should)
     ctx.add({oracle::Severity::should, d.rule, d.text + " (seed " + seed + ": " + curl + ")"});
-  const std::string explored = std::to_string(operations) + " operations in " + std::to_string(sequences) +
-                               " sequences, " + std::to_string(rate) + " operations/s, seed " + seed;
+  const std::string explored =
+      std::to_string(operations) + " operations in " + std::to_string(sequences) + " sequences, " +
+      std::to_string(rate) + " operations/s, seed " + seed +
+      (timeouts ? ", " + std::to_string(timeouts) + " without an answer within --timeout" : "");
   if (!failed) {
-    ctx.note(explored + (interrupted ? "; interrupted (Ctrl-C) before the count" : "") +
-             "; every answer as the model of the spec predicts");
     if (interrupted) ctx.skip("exploration interrupted (Ctrl-C) after " + explored + "; no divergence until then");
+    // An answer that never came proves nothing either way.
+    if (2 * timeouts > operations) ctx.indeterminate("most answers did not come: " + explored);
+    ctx.note(explored + "; every answer as the model of the spec predicts");
     return;
   }
 
@@ -354,15 +357,20 @@ void explore_sequences(CheckContext& ctx) {
   // One shell line a step; the time between steps, where it may matter (a
   // tag's minutes), as a sleep before it.
   std::int64_t last_ms = 0;
+  std::string waited;  // a wait's note: said with the step after it, whose sleep it is
   for (const auto& s : kept.sent) {
-    if (s.ops.empty()) continue;  // a wait: the next step's sleep says it
+    if (s.ops.empty()) {
+      waited = s.note;
+      continue;
+    }
     const std::int64_t at = s.ops.front().at_ms;
     Evidence e;
     char gap[32] = "";
     if (at - last_ms >= 20) std::snprintf(gap, sizeof gap, "sleep %.3f; ", static_cast<double>(at - last_ms) / 1000);
     last_ms = at;
     e.curl = gap + s.answers.front().curl;
-    e.answer = s.answers.front().described;
+    e.answer = (waited.empty() ? "" : "(" + waited + ") ") + s.answers.front().described;
+    waited.clear();
     for (std::size_t j = 1; j < s.answers.size(); ++j) e.answer += " | " + s.answers[j].described;
     ctx.record_evidence(std::move(e));
   }
@@ -374,6 +382,10 @@ void explore_sequences(CheckContext& ctx) {
   ctx.fail(d.rule, d.text + "; shrunk from " + std::to_string(failing_ops) + " to " + std::to_string(shrunk_ops) +
                        " operations in " + std::to_string(shrunk.replays) + " replays" +
                        (shrunk.interrupted ? " (shrinking stopped early)" : "") + " — the evidence is the reproducer; " +
+                       (ground.cross_expiry ? "a tag's end was judged with a margin of " +
+                                                  std::to_string(kept.margin_ms) +
+                                                  " ms either side (twice the slowest answer, plus 10 ms); "
+                                            : "") +
                        explored + "; " + replays_it);
 }
 

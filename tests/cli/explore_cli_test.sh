@@ -79,7 +79,7 @@ step "e. $sequences sequences against the healthy service: no divergence"
 start
 export CRH_API_KEY=$key
 started=$SECONDS
-run contract --base-url "$url" --suite explore --explore $((sequences * 30)) --seed "$seed" --json "$work/e.json"
+run contract --base-url "$url" --suite explore --explore $((sequences * 40)) --seed "$seed" --json "$work/e.json"
 unset CRH_API_KEY
 said=$(counts "$work/e.json")
 echo "  $said in $((SECONDS - started)) s (seed $seed)"
