@@ -6,6 +6,7 @@
 // the target only through this interface.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,9 @@ struct CallResult {
   std::string evidence;              // what came back, for people
   std::optional<Exchange> exchange;  // the exchange itself, when the driver speaks HTTP
   bool no_hook = false;              // the target has no way to place calls at all
+  // The answer breaks the contract whatever it says of the binding (a SIP 5xx,
+  // a SIP 404/484 for a tagged alias's number): `evidence` says why.
+  bool failure = false;
 };
 
 // One call prepared up to its release.
@@ -43,6 +47,10 @@ class ArmedCall {
   virtual void fire() = 0;
   // Waits for the outcome of a fired call (by the driver's deadline); once.
   virtual CallResult result() = 0;
+  // Calls `done` (on any thread, once) when result() no longer blocks: how an
+  // event loop waits for many calls without blocking its thread. The default
+  // calls it at once (result() then blocks as it would).
+  virtual void when_done(std::function<void()> done) { done(); }
 };
 
 // The bytes of one call on a stream connection, for an event loop that owns
@@ -65,6 +73,15 @@ class CallDriver {
   virtual CallWire wire(const std::string& alias, const std::string& caller) const = 0;
   // What an answer's status says of the call.
   virtual CallOutcome outcome_of(unsigned status) const = 0;
+  // Whether wire() gives the call's bytes on a stream connection (HTTP); a
+  // driver without (SIP) is driven through arm/fire/when_done instead.
+  virtual bool has_wire() const { return true; }
+  // The operation's name in histograms, histories and reports ("call",
+  // "sip-call"): figures of different drivers never mix.
+  virtual std::string_view operation() const { return "call"; }
+  // Leaves the target as found: calls still pending are ended (a SIP CANCEL;
+  // a late 200 ACKed and BYEd). Bounded; called on Ctrl-C and at the end.
+  virtual void settle() {}
 
   // Arms, fires and waits: one call, no race.
   CallResult place(const std::string& alias, const std::string& caller);

@@ -1,0 +1,90 @@
+// The SIP call driver (issue 26): a caller's call is a real INVITE from the
+// caller's number to the alias's number, over UDP or TCP, by a small RFC 3261
+// user-agent client with its own thread (plain sockets and poll(), no Asio).
+//
+// Outcomes (README "SIP call driver"): a 2xx is connected (ACK, then BYE);
+// a final status in the profile's SIP refusals (default 403) is refused; 503
+// with Retry-After is throttled; any other 5xx is unknown for the binding and
+// a failure; 404/484 for a tagged alias's number is unknown and a failure;
+// 3xx, 401/407 without credentials, 480, 486, 487 and no final answer by
+// `timeout` (Timer B) are unknown, with the reason. A non-2xx final answer is
+// ACKed within its transaction, never BYEd.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/call_driver.hpp"
+
+namespace crh::core {
+
+// Where the SIP calls go: "HOST:PORT[;transport=tcp]" ("[::1]:5060" for IPv6).
+struct SipTarget {
+  std::string host;
+  unsigned short port = 5060;
+  bool tcp = false;
+  std::string text() const;  // as parsed back by parse_sip_target
+};
+// Nothing, with `why` set, when the text is not a SIP target.
+std::optional<SipTarget> parse_sip_target(std::string_view text, std::string& why);
+
+// Digest credentials (RFC 3261 §22, RFC 2617 MD5): from CRH_SIP_USER and
+// CRH_SIP_PASSWORD. The password is never printed nor written anywhere.
+struct SipCredentials {
+  std::string user;
+  std::string password;
+};
+std::optional<SipCredentials> sip_credentials_from_env();
+
+// One finished call, for evidence, the history and the capture's pairing.
+struct SipCallRecord {
+  std::string call_id;
+  std::string alias;   // the alias id the harness meant
+  std::string number;  // the alias's number the INVITE went to
+  std::string caller;
+  unsigned status = 0;          // the final status; 0: none came
+  std::vector<unsigned> provisional;  // 1xx statuses seen, in order
+  int invites_sent = 0;         // 1 + retransmissions
+  std::chrono::steady_clock::time_point sent, final_at;  // INVITE out, final answer in
+};
+
+struct SipDriverConfig {
+  SipTarget target;
+  std::chrono::milliseconds timeout{5000};  // Timer B: the INVITE transaction's deadline
+  std::chrono::milliseconds t1{500};        // RFC 3261 T1: the first retransmission interval (UDP)
+  std::vector<unsigned> refusals{403};      // final statuses that are the contract's "no"
+  // The Request-URI: {number} is the alias's number, {host} and {port} the target's.
+  std::string uri_template = "sip:{number}@{host}:{port}";
+  // The alias id to its number (the profile's number field); nothing: unknown alias.
+  std::function<std::optional<std::string>(const std::string& alias)> number_of;
+  std::optional<SipCredentials> credentials;
+  std::function<void(const SipCallRecord&)> observe;  // every finished call
+};
+
+class SipCallDriver : public CallDriver {
+ public:
+  // Opens the local socket(s) and starts the agent's thread. Throws
+  // std::runtime_error saying what could not be done.
+  explicit SipCallDriver(SipDriverConfig config);
+  ~SipCallDriver() override;  // settle(), then the thread stops
+
+  std::string describe() const override;  // "SIP INVITE sip:{number}@HOST:PORT (udp)"
+  std::unique_ptr<ArmedCall> arm(const std::string& alias, const std::string& caller) override;
+  CallWire wire(const std::string& alias, const std::string& caller) const override;  // throws: no wire
+  CallOutcome outcome_of(unsigned status) const override;
+  bool has_wire() const override { return false; }
+  std::string_view operation() const override { return "sip-call"; }
+  void settle() override;
+
+ private:
+  struct Agent;
+  SipDriverConfig config_;
+  std::unique_ptr<Agent> agent_;
+};
+
+}  // namespace crh::core
