@@ -90,10 +90,24 @@ void read_statuses(const Reader& r, const json::value& v, const std::string& f, 
     else if (k == "bad_input") s.bad_input = r.statuses(v2, f2);
     else if (k == "all_tagged") s.all_tagged = r.statuses(v2, f2);
     else if (k == "call_refused") s.call_refused = r.statuses(v2, f2);
+    else if (k == "sip_refused") s.sip_refused = r.statuses(v2, f2);
     else if (k == "wrong_method") s.wrong_method = r.statuses(v2, f2);
     else return false;
     return true;
   });
+}
+
+// "sip": {"number_field": "number", "uri": "sip:{number}@{host}:{port}"}.
+void read_sip(const Reader& r, const json::value& v, const std::string& f, SipMapping& m) {
+  r.each(r.object(v, f), f, [&](std::string_view k, const json::value& v2, const std::string& f2) {
+    if (k == "number_field") m.number_field = r.string(v2, f2);
+    else if (k == "uri") m.uri_template = r.string(v2, f2);
+    else return false;
+    return true;
+  });
+  if (m.uri_template.find("{number}") == std::string::npos) r.error(f + ".uri", "must contain {number}");
+  if (!m.uri_template.starts_with("sip:") && !m.uri_template.starts_with("sips:"))
+    r.error(f + ".uri", "must be a sip: or sips: URI, got \"" + m.uri_template + "\"");
 }
 
 // "id_fields", "lists" and "fields": every name the target gives what the spec leaves unnamed.
@@ -144,6 +158,7 @@ Profile parse_profile(const json::value& doc, const std::string& source) {
     } else if (k == "call_hook") read_call_hook(r, v, f, p.dialect.call_hook);
     else if (k == "statuses") read_statuses(r, v, f, p.statuses);
     else if (k == "minutes") read_minutes(r, v, f, p.dialect.minutes);
+    else if (k == "sip") read_sip(r, v, f, p.dialect.sip);
     else return read_names(r, k, v, f, p.dialect.fields);
     return true;
   });
@@ -180,6 +195,7 @@ json::value to_json(const Profile& p) {
                                 {"bad_input", list(p.statuses.bad_input)},
                                 {"all_tagged", list(p.statuses.all_tagged)},
                                 {"call_refused", list(p.statuses.call_refused)},
+                                {"sip_refused", list(p.statuses.sip_refused)},
                                 {"wrong_method", list(p.statuses.wrong_method)}}},
       {"id_fields",
        json::object{{"agent", list(p.dialect.fields.agent_id)}, {"alias", list(p.dialect.fields.alias_id)}}},
@@ -190,6 +206,7 @@ json::value to_json(const Profile& p) {
                               {"alias_expiry", p.dialect.fields.alias_expiry},
                               {"alias_bound_caller", p.dialect.fields.alias_bound_caller}}},
       {"minutes", json::object{{"min", p.dialect.minutes.min}, {"max", p.dialect.minutes.max}}},
+      {"sip", json::object{{"number_field", p.dialect.sip.number_field}, {"uri", p.dialect.sip.uri_template}}},
   };
 }
 

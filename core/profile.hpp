@@ -20,6 +20,7 @@ struct ExpectedStatuses {
   std::vector<unsigned> bad_input{400};
   std::vector<unsigned> all_tagged{409};
   std::vector<unsigned> call_refused{403};
+  std::vector<unsigned> sip_refused{403};  // a SIP call's final statuses that are the binding's no
   std::vector<unsigned> wrong_method{405, 404};
 };
 

@@ -29,6 +29,14 @@ struct Param {
   bool number = false;  // a JSON body writes the value unquoted (minutes=5 → 5)
 };
 
+// How an alias is reached over SIP (issue 26): its number is the alias's
+// field `number_field` in the aliases list; the INVITE's Request-URI is
+// `uri_template` with {number}, {host} and {port} (the --sip-target's).
+struct SipMapping {
+  std::string number_field = "number";
+  std::string uri_template = "sip:{number}@{host}:{port}";
+};
+
 // How the target speaks where the spec is silent (DESIGN.md §3): read once
 // from the profile, owned here, used by every part that talks to it.
 struct Dialect {
@@ -36,6 +44,7 @@ struct Dialect {
   CallHook call_hook;                            // enabled=false: the target has none
   FieldNames fields;
   MinutesRange minutes;  // what a tag may ask for
+  SipMapping sip;        // for the SIP call driver
 };
 
 struct Target {
