@@ -194,6 +194,25 @@ Reply Service::call(const Route& route, const std::string* caller) {
   return reply;
 }
 
+SipCallReply Service::sip_call(std::string_view number, std::string_view caller) {
+  auto where = state_.find_number(number);
+  if (!where && number.find(';') != std::string_view::npos) where = state_.find_number(number.substr(0, number.find(';')));
+  if (!where || caller.empty()) return {CallStatus::unknown_alias};
+  const auto& f = config_.faults;
+  if (!f.has(Fault::binding_racy) && !f.has(Fault::binding_racy_turn))
+    return {state_.call(where->channel, where->alias, caller).status};
+  // The same check-then-act as the HTTP hook's racy faults.
+  CallResult checked = state_.call_check(where->channel, where->alias, caller);
+  if (checked.status != CallStatus::connected) return {checked.status};
+  SipCallReply reply{CallStatus::connected};
+  if (f.has(Fault::binding_racy)) reply.wait = kRacyBindYield;
+  else reply.yield = true;
+  reply.then = [this, where = *where, caller = std::string(caller)] {
+    return state_.call_apply(where.channel, where.alias, caller).status;
+  };
+  return reply;
+}
+
 Response Service::call_answer(const Route& route, const std::string& caller, const CallResult& r) const {
   switch (r.status) {
     case CallStatus::unknown_channel: return unknown_channel(route);

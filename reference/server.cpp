@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "exchange.hpp"
+#include "sip_server.hpp"
 
 namespace crh::reference {
 namespace net = boost::asio;
@@ -59,6 +60,7 @@ struct Server::Impl {
   std::size_t next_worker = 0;
   bool started = false;
   bool stopped = false;
+  std::unique_ptr<SipServer> sip;
 
   explicit Impl(ServerConfig c) : config(std::move(c)), service(config.service, config.fixtures, clock) {}
 
@@ -232,6 +234,14 @@ void Server::start() {
   im.acceptor->listen(net::socket_base::max_listen_connections, ec);
   if (ec) fail("listen on");
   im.local = im.acceptor->local_endpoint();
+  if (!im.config.sip_listen.empty()) {  // before the threads: a SIP address in use fails start() cleanly
+    SipServerConfig sip;
+    sip.listen = im.config.sip_listen;
+    sip.uas.t1 = im.config.sip_t1;
+    sip.uas.answer_delay = im.config.answer_delay;
+    im.sip = std::make_unique<SipServer>(std::move(sip), im.service);
+    im.sip->start();
+  }
 
   net::co_spawn(first, im.accept_loop(), net::detached);
   for (auto& w : im.workers) {
@@ -252,10 +262,14 @@ std::string Server::base_url() const {
   return "http://" + host + ":" + std::to_string(ep.port());
 }
 
+unsigned short Server::sip_port() const { return impl_->sip ? impl_->sip->port() : 0; }
+std::string Server::sip_host() const { return impl_->sip ? impl_->sip->host() : ""; }
+
 void Server::stop() {
   auto& im = *impl_;
   if (!im.started || im.stopped) return;
   im.stopped = true;
+  if (im.sip) im.sip->stop();
   net::post(im.workers.front()->ctx, [&im] {
     boost::system::error_code ignored;
     im.acceptor->close(ignored);

@@ -25,6 +25,10 @@ struct ServerConfig {
   // --delay-us`: a target made slower by a known amount). A timer, as for
   // slow-tag: the thread serves other connections meanwhile.
   std::chrono::microseconds answer_delay{0};
+  // SIP (issue 26): "HOST:PORT" for UDP and TCP on one port (port 0: one free
+  // for both); empty: no SIP. The answer delay above applies to SIP finals too.
+  std::string sip_listen;
+  std::chrono::milliseconds sip_t1{500};  // RFC 3261 T1; tests shorten it, every SIP timer scales
 };
 
 class Server {
@@ -40,6 +44,8 @@ class Server {
 
   unsigned short port() const;
   std::string base_url() const;  // "http://127.0.0.1:PORT" or "http://[::1]:PORT"
+  unsigned short sip_port() const;  // 0 when no SIP
+  std::string sip_host() const;     // the SIP side's bound address ("" when no SIP)
 
   // Graceful stop: no new connections, idle ones closed, requests in flight
   // answered (up to drain_timeout), threads joined. Idempotent.

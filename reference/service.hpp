@@ -56,11 +56,26 @@ struct Reply {
   bool drop = false;  // close the connection without answering (a fault: a handler's crash)
 };
 
+// A SIP INVITE's decision (sip_uas.cpp), made with the same state and faults
+// as the call hook: `status`, or first wait `wait` (or one loop turn when
+// `yield`) and then take what `then()` returns.
+struct SipCallReply {
+  CallStatus status = CallStatus::unknown_alias;
+  std::chrono::milliseconds wait{0};
+  bool yield = false;
+  std::function<CallStatus()> then;
+};
+
 class Service {
  public:
   Service(ServiceConfig config, const Fixtures& fixtures, const Clock& clock);
 
   Reply handle(const Request& request);
+
+  // A call from `caller` to the alias whose number is `number` (a SIP
+  // INVITE's Request-URI user part; with user parameters such as
+  // ";npdi" stripped when the exact number is unknown).
+  SipCallReply sip_call(std::string_view number, std::string_view caller);
 
   // An error answer in the service's error shape (honouring the error faults),
   // for conditions the transport detects itself: oversized or malformed requests.

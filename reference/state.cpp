@@ -69,6 +69,7 @@ struct State::Impl {
 
   std::vector<std::unique_ptr<ChannelSlot>> channels;
   StringMap<std::size_t> channel_index;
+  StringMap<AliasAddress> numbers;  // fixed at construction, so read without a lock
 
   mutable std::shared_mutex db_mutex;
   StringMap<std::string> db;
@@ -214,6 +215,7 @@ State::State(const Fixtures& fixtures, const Clock& clock, std::chrono::millisec
     for (const auto& a : c.aliases) {
       slot->index.emplace(a.id, slot->aliases.size());
       slot->aliases.push_back(AliasSlot{a.id, a.number});
+      impl_->numbers.emplace(a.number, AliasAddress{c.id, a.id});
     }
     impl_->channel_index.emplace(c.id, impl_->channels.size());
     impl_->channels.push_back(std::move(slot));
@@ -272,6 +274,12 @@ DbWriteStatus State::db_set(std::string_view key_sent, std::string_view value_se
 }
 
 bool State::has_channel(std::string_view channel) const { return impl_->find_channel(channel) != nullptr; }
+
+std::optional<AliasAddress> State::find_number(std::string_view number) const {
+  auto it = impl_->numbers.find(number);
+  if (it == impl_->numbers.end()) return std::nullopt;
+  return it->second;
+}
 
 std::optional<std::vector<AliasView>> State::aliases(std::string_view channel) const {
   auto* ch = impl_->find_channel(channel);

@@ -50,6 +50,12 @@ struct CallResult {
   AliasView alias;  // the alias after the call (when it exists)
 };
 
+// Where an alias lives: its channel and its id there.
+struct AliasAddress {
+  std::string channel;
+  std::string alias;
+};
+
 enum class DbWriteStatus { stored, full };
 
 struct StateLimits {
@@ -76,6 +82,9 @@ class State {
   DbWriteStatus db_set(std::string_view key, std::string_view value);
 
   bool has_channel(std::string_view channel) const;
+  // The alias whose number is `number` exactly (the first in fixture order if
+  // several share it), for SIP calls that name a number, not an id.
+  std::optional<AliasAddress> find_number(std::string_view number) const;
   std::optional<std::vector<AliasView>> aliases(std::string_view channel) const;
 
   // Tags the least recently used untagged alias for `minutes` tag minutes.

@@ -24,6 +24,8 @@ struct ServeOptions {
   int aliases = 4;
   std::string fixtures_file;
   std::string api_key_file;
+  std::string sip;     // HOST:PORT for SIP over UDP and TCP; empty: none
+  long sip_t1_ms = 500;
 };
 
 // "HOST:PORT", "[V6]:PORT" or ":PORT" (all interfaces).
@@ -59,6 +61,8 @@ int run_serve(const ServeOptions& o) {
               << o.listen << "\"\n";
     return kExitUsage;
   }
+  config.sip_listen = !o.sip.empty() && o.sip.front() == ':' ? "0.0.0.0" + o.sip : o.sip;
+  config.sip_t1 = std::chrono::milliseconds(o.sip_t1_ms);
   config.threads = o.threads;
   config.service.minute = std::chrono::milliseconds(o.minute_ms);
   config.answer_delay = std::chrono::microseconds(o.delay_us);
@@ -108,6 +112,12 @@ int run_serve(const ServeOptions& o) {
             << " ms, faults: " << (faults.empty() ? "none" : faults)
             << (o.delay_us > 0 ? ", every answer " + std::to_string(o.delay_us) + " us later" : "") << "); Ctrl-C stops"
             << std::endl;
+  if (server.sip_port() != 0) {  // a line of its own, for scripts: "sip: udp+tcp HOST:PORT"
+    std::string host = server.sip_host();
+    if (host.find(':') != std::string::npos) host = "[" + host + "]";
+    std::cout << "crh serve: sip: udp+tcp " << host << ":" << server.sip_port() << " (T1 " << o.sip_t1_ms
+              << " ms)" << std::endl;
+  }
   int signo = server.run_until_signal();
   std::cout << "crh serve: stopped on signal " << signo << std::endl;
   return kExitOk;
@@ -148,6 +158,16 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--api-key-file", o->api_key_file,
                   "file holding the API key (else CRH_API_KEY, else a random key)")
       ->check(CLI::ExistingFile);
+  sub->add_option("--sip", o->sip,
+                  "also answer SIP (UDP and TCP) on HOST:PORT; port 0 picks one free for both")
+      ->check([](const std::string& text) {
+        std::string host;
+        unsigned short port = 0;
+        return split_listen(text, host, port) ? std::string() : "expects HOST:PORT, got \"" + text + "\"";
+      });
+  sub->add_option("--sip-t1-ms", o->sip_t1_ms, "RFC 3261 T1 in ms for the SIP timers (tests shorten it)")
+      ->capture_default_str()
+      ->check(CLI::Range(1L, 60'000L));
   return {sub, [o] { return run_serve(*o); }};
 }
 
