@@ -1,0 +1,97 @@
+// The SIP call driver against SIPp's built-in UAS (`sipp -sn uas`): every
+// call placed over UDP and over TCP completes (200, ACK, BYE), so the
+// driver's messages are valid SIP to an implementation we did not write.
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "core/sip_call_driver.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+bool sipp_present() { return std::system("command -v sipp >/dev/null 2>&1") == 0; }
+
+// A port free on loopback for UDP and TCP now (SIPp needs a number before it starts).
+unsigned short free_port() {
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  bind(fd, reinterpret_cast<sockaddr*>(&a), len);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+// SIPp in the foreground of a child process, its output in a file; killed at the end.
+class Sipp {
+ public:
+  Sipp(unsigned short port, bool tcp, int calls) : log_(testing::TempDir() + "sipp_" + std::to_string(port) + ".log") {
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::freopen(log_.c_str(), "w", stdout);
+      std::freopen(log_.c_str(), "a", stderr);
+      std::string p = std::to_string(port), m = std::to_string(calls);
+      execlp("sipp", "sipp", "-sn", "uas", "-i", "127.0.0.1", "-p", p.c_str(), "-t", tcp ? "t1" : "u1", "-m",
+             m.c_str(), "-nostdin", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+  }
+  ~Sipp() {
+    if (pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0) kill(pid_, SIGKILL), waitpid(pid_, nullptr, 0);
+  }
+  std::string log() const {
+    std::ifstream in(log_);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+ private:
+  pid_t pid_ = -1;
+  std::string log_;
+};
+
+}  // namespace
+
+TEST(SipDriverSipp, EveryCallToSippUasCompletes) {
+  if (!sipp_present()) GTEST_SKIP() << "sipp is not on PATH (scripts/install-test-tools.sh installs sip-tester)";
+  for (bool tcp : {false, true}) {
+    const int calls = 10;
+    unsigned short port = free_port();
+    Sipp sipp(port, tcp, calls);
+    crh::core::SipDriverConfig config;
+    config.target = {"127.0.0.1", port, tcp};
+    config.timeout = 5000ms;
+    config.t1 = 200ms;
+    config.number_of = [](const std::string& alias) -> std::optional<std::string> { return "+1555000" + alias; };
+    std::this_thread::sleep_for(500ms);  // SIPp binds its port after start-up; UDP retransmissions cover the rest
+    std::unique_ptr<crh::core::SipCallDriver> driver;
+    for (int attempt = 0; attempt < 20 && !driver; ++attempt) {
+      try {
+        driver = std::make_unique<crh::core::SipCallDriver>(config);
+      } catch (const std::exception&) {
+        std::this_thread::sleep_for(100ms);
+      }
+    }
+    ASSERT_TRUE(driver) << "could not reach SIPp: " << sipp.log();
+    int connected = 0;
+    for (int i = 0; i < calls; ++i) {
+      auto r = driver->place(std::to_string(i), "+1555123" + std::to_string(i));
+      connected += r.outcome == crh::core::CallOutcome::connected;
+      EXPECT_EQ(r.outcome, crh::core::CallOutcome::connected) << (tcp ? "tcp: " : "udp: ") << r.evidence;
+    }
+    driver->settle();
+    EXPECT_EQ(connected, calls) << sipp.log();
+  }
+}
