@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "core/curl.hpp"
-#include "core/http_call_driver.hpp"
 #include "core/outside.hpp"
 
 namespace crh::contracts {
@@ -196,7 +195,7 @@ core::HttpRequest CheckContext::call_request(const std::string& alias, const std
 }
 
 core::CallDriver& CheckContext::calls() {
-  if (!calls_) calls_ = std::make_unique<core::HttpCallDriver>(run_.target, run_.client);
+  if (!calls_) calls_ = core::make_call_driver(run_.target, run_.statuses, run_.client);
   return *calls_;
 }
 

@@ -17,7 +17,7 @@
 #include "contracts/check.hpp"
 #include "core/profile.hpp"
 #include "core/api.hpp"
-#include "core/call_driver.hpp"
+#include "core/call_drivers.hpp"
 #include "core/http_client.hpp"
 #include "core/target.hpp"
 #include "oracle/shapes.hpp"

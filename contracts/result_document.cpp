@@ -199,6 +199,8 @@ json::object config_json(const RunOptions& options) {
                       {o::explore_seed, options.explore.seed},
                       {o::minute_ms, options.target.minute.count()},
                       {o::timeout_ms, options.client.timeout.count()},
+                      {o::call_driver, options.target.calls.name()},
+                      {o::sip_target, options.target.calls.sip ? json::value(options.target.calls.sip_target.text()) : nullptr},
                       {o::profile, core::to_json(core::Profile{options.target.dialect, options.statuses})}};
 }
 

@@ -26,6 +26,10 @@ inline constexpr Key explore = "explore";
 inline constexpr Key explore_seed = "explore_seed";
 inline constexpr Key minute_ms = "minute_ms";
 inline constexpr Key timeout_ms = "timeout_ms";
+// How calls were placed: "http" (the call hook) or "sip", and where the SIP
+// calls went; absent in documents written before issue 26 (then "http")
+inline constexpr Key call_driver = "call_driver";
+inline constexpr Key sip_target = "sip_target";
 inline constexpr Key profile = "profile";
 // How to rerun one check as it ran (runners/ write it, every rendering of a
 // failure shows it); absent in documents written before issue 22

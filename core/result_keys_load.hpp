@@ -41,6 +41,8 @@ inline constexpr Key path = "path";
 inline constexpr Key mix = "mix";
 inline constexpr Key seed = "seed";
 using contract_config::timeout_ms;
+using contract_config::call_driver;
+using contract_config::sip_target;
 inline constexpr Key encoding = "encoding";
 }  // namespace load_config
 

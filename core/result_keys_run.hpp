@@ -26,6 +26,8 @@ using contract_config::profile;
 using contract_config::slow;
 using contract_config::strict;
 using contract_config::timeout_ms;
+using contract_config::call_driver;
+using contract_config::sip_target;
 using load::thresholds;
 using load_config::callers;
 using load_config::connections;

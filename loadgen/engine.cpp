@@ -14,7 +14,7 @@
 #include <thread>
 #include <time.h>
 
-#include "core/http_call_driver.hpp"
+#include "core/call_drivers.hpp"
 #include "loadgen/engine_parts.hpp"
 
 namespace crh::loadgen {
@@ -220,8 +220,8 @@ LoadResult run_load(const LoadConfig& config, const Discovery& discovery, Progre
   auto endpoints = resolver.resolve(config.target.base.host, config.target.base.port, ec);
   if (ec) throw std::runtime_error("cannot resolve " + config.target.base.host + ": " + ec.message());
 
-  core::HttpCallDriver calls(config.target, core::ClientConfig{.timeout = config.timeout});
-  Run run(config, discovery, endpoints, progress.stop, calls);
+  auto calls = core::make_call_driver(config.target, config.statuses, core::ClientConfig{.timeout = config.timeout});
+  Run run(config, discovery, endpoints, progress.stop, *calls);
   if (!config.history_file.empty()) run.history.open(config.history_file);
   const int threads = std::max(1, config.threads);
   const int whole = default_connections(config, discovery);
@@ -257,6 +257,7 @@ LoadResult run_load(const LoadConfig& config, const Discovery& discovery, Progre
   std::vector<Prepared> singles(static_cast<std::size_t>(threads));
   spawn_connections(run, workers, connections, schedule, mixes, singles);
   run_threads(run, workers, progress);
+  calls->settle();  // calls still pending ended, late answers closed: the target left as found
   const auto ended = Clock::now();
   HistoryJudgement judgement;
   if (config.scenario == Scenario::mixed) judge_mixed(run, workers, judgement);

@@ -104,7 +104,7 @@ struct Conn {
 // Shared by every thread: the run's clock, the checker, the history.
 struct Run {
   Run(const LoadConfig& c, const Discovery& d, tcp::resolver::results_type e, std::atomic<bool>& s,
-      const core::CallDriver& k)
+      core::CallDriver& k)
       : config(c), discovery(d), endpoints(std::move(e)), stop(s), calls(k) {}
   const LoadConfig& config;
   const Discovery& discovery;
@@ -113,7 +113,7 @@ struct Run {
   Clock::time_point hard_end;  // measure_until + timeout: no request outlives it
   int first_slot = 0;          // the shard's first race slot (connection) of the whole load
   std::atomic<bool>& stop;
-  const core::CallDriver& calls;  // the race's calls: their bytes and what an answer means
+  core::CallDriver& calls;  // the race's calls: their bytes (HTTP) or armed calls (SIP), what an answer means
   std::atomic<std::uint64_t> round_ids{0};
   std::atomic<std::uint64_t> connected{0};
   std::atomic<std::uint64_t> connection_serials{0};

@@ -15,7 +15,8 @@ std::vector<MixEntry> parse_mix(std::string_view text) {
     if (eq == std::string_view::npos)
       throw std::invalid_argument("--mix: \"" + std::string(item) + "\" is not op=weight");
     auto op = oracle::op_kind_by_name(item.substr(0, eq));
-    if (!op || *op == oracle::OpKind::get || *op == oracle::OpKind::untag || *op == oracle::OpKind::recall)
+    if (!op || *op == oracle::OpKind::get || *op == oracle::OpKind::untag || *op == oracle::OpKind::recall ||
+        *op == oracle::OpKind::sip_call || *op == oracle::OpKind::sip_recall)
       throw std::invalid_argument("--mix: unknown operation \"" + std::string(item.substr(0, eq)) +
                                   "\" (expected list-agents, get-agent, snooze, wake, db-get, db-set, "
                                   "list-aliases, tag (each tag is then deleted) or call)");

@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
 #include <algorithm>
@@ -89,6 +90,50 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
   co_await wg.wait();
 }
 
+// A driver without a wire (SIP): every caller's call is armed (its INVITE
+// built), then all are fired in a row; the driver's own thread reports each
+// outcome, which wakes this slot on its thread. `done` is when each came.
+net::awaitable<void> fire_together(Worker& w, std::vector<std::unique_ptr<core::ArmedCall>>& armed,
+                                   std::vector<Clock::time_point>& sent, std::vector<Clock::time_point>& done) {
+  const std::size_t k = armed.size();
+  for (std::size_t i = 0; i < k; ++i) {
+    sent[i] = Clock::now();
+    armed[i]->fire();
+  }
+  WaitGroup wg(w.ctx, static_cast<int>(k));
+  for (std::size_t i = 0; i < k; ++i)
+    armed[i]->when_done([&w, &wg, &done, i] {
+      done[i] = Clock::now();
+      net::post(w.ctx, [&wg] { wg.done(); });
+    });
+  co_await wg.wait();
+}
+
+// What a driver's call result counts as in the statistics and the history.
+Answer answer_of(const core::CallResult& r, Clock::time_point done) {
+  Answer a;
+  a.status = r.status;
+  a.done = done;
+  if (r.status == 0) {
+    a.failure = Failure::timeout;
+    a.error = r.evidence;
+  } else if (r.outcome != core::CallOutcome::connected && r.outcome != core::CallOutcome::refused) {
+    a.error = r.evidence;  // why the answer says nothing of the binding
+  }
+  if (r.outcome == core::CallOutcome::throttled) a.retry_after = 0.0;
+  return a;
+}
+
+Outcome op_outcome(core::CallOutcome o) {
+  switch (o) {
+    case core::CallOutcome::connected: return Outcome::ok;
+    case core::CallOutcome::refused: return Outcome::fail;
+    case core::CallOutcome::throttled:
+    case core::CallOutcome::unknown: break;
+  }
+  return Outcome::indeterminate;
+}
+
 std::string caller_number(int slot, int caller, int callers) {
   // Distinct numbers for every caller of every slot of every shard: a binding
   // that outlives its epoch shows up as a refusal of another slot's callers.
@@ -115,7 +160,7 @@ Slot open_slot(Worker& w, int slot) {
   Slot s;
   s.control = &w.new_conn();
   for (int i = 0; i < k; ++i) {
-    s.callers.push_back(&w.new_conn());
+    if (w.run.calls.has_wire()) s.callers.push_back(&w.new_conn());  // a driver without one owns its sockets
     s.numbers.push_back(caller_number(slot, i, k));
   }
   s.tag_bytes = bytes_for(w.run, request_for(w.run.config, OpKind::tag, ""));
@@ -148,6 +193,34 @@ net::awaitable<std::optional<std::string>> tag_alias(Worker& w, Slot& s, Clock::
     if (tag.status != 429) co_await sleep_for(run, *s.control, std::chrono::milliseconds(10));
   }
   co_return alias;
+}
+
+// The SIP race: the call and the recall, each fired together through the
+// driver; as race_callers, with the operations sip-call and sip-recall.
+net::awaitable<std::size_t> race_armed_callers(Worker& w, Slot& s, oracle::Round& round, const std::string& alias,
+                                               Clock::time_point tag_sent, bool& cut_short) {
+  Run& run = w.run;
+  const std::size_t k = s.numbers.size();
+  std::vector<Clock::time_point> done(k);
+  std::size_t winners = 0;
+  for (OpKind kind : {OpKind::sip_call, OpKind::sip_recall}) {
+    std::vector<std::unique_ptr<core::ArmedCall>> armed;
+    for (std::size_t i = 0; i < k; ++i) armed.push_back(run.calls.arm(alias, s.numbers[i]));
+    co_await fire_together(w, armed, s.sent, done);
+    cut_short |= run.stop.load();
+    for (std::size_t i = 0; i < k; ++i) {
+      const auto r = armed[i]->result();
+      const Answer a = answer_of(r, done[i]);
+      record(w, kind, a, s.sent[i], s.sent[i], tag_sent);
+      Op op = make_op(run, round.id, kind, alias, s.numbers[i], s.sent[i], a);
+      op.outcome = op_outcome(r.outcome);  // the driver's reading of SIP statuses, not HTTP's
+      round.calls.push_back(std::move(op));
+      if (kind == OpKind::sip_call && r.outcome == core::CallOutcome::connected) ++winners;
+    }
+    if (kind == OpKind::sip_call && !cut_short && k > 0 && tag_sent >= run.measure_from && tag_sent < run.measure_until)
+      w.stats.race.skew.record(std::chrono::duration_cast<std::chrono::nanoseconds>(s.sent.back() - s.sent.front()).count());
+  }
+  co_return winners;
 }
 
 // The call and the recall, each released together; returns the call's
@@ -222,7 +295,9 @@ net::awaitable<void> race_slot(Worker& w, int slot) {
     round.lifetime_ns = lifetime_ns;
     round.tag = make_op(run, round.id, OpKind::tag, *alias, "", tag_sent, tag);
     bool cut_short = false;  // the run ended in the middle of the round: it says nothing of the race
-    const std::size_t winners = co_await race_callers(w, s, round, *alias, tag_sent, cut_short);
+    const std::size_t winners = run.calls.has_wire()
+                                    ? co_await race_callers(w, s, round, *alias, tag_sent, cut_short)
+                                    : co_await race_armed_callers(w, s, round, *alias, tag_sent, cut_short);
 
     Clock::time_point untag_sent;
     const std::string untag_bytes = bytes_for(run, request_for(cfg, OpKind::untag, *alias));

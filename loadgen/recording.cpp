@@ -23,7 +23,14 @@ bool one_of(const std::vector<unsigned>& statuses, unsigned status) {
 bool expected_refusal(const core::ExpectedStatuses& s, OpKind op, unsigned status) {
   if (op == OpKind::tag) return one_of(s.all_tagged, status);
   if (op == OpKind::call || op == OpKind::recall) return one_of(s.call_refused, status);
+  if (op == OpKind::sip_call || op == OpKind::sip_recall) return one_of(s.sip_refused, status);
   return false;
+}
+
+// A "not now" answer: HTTP 429, or a SIP 503 that said when to come back.
+bool throttled(OpKind op, const Answer& a) {
+  if (op == OpKind::sip_call || op == OpKind::sip_recall) return a.status == 503 && a.retry_after.has_value();
+  return a.status == 429;
 }
 
 }  // namespace
@@ -31,8 +38,10 @@ bool expected_refusal(const core::ExpectedStatuses& s, OpKind op, unsigned statu
 bool all_tagged(const LoadConfig& c, unsigned status) { return one_of(c.statuses.all_tagged, status); }
 
 bool is_error(const LoadConfig& c, OpKind op, const Answer& a) {
+  if (throttled(op, a)) return false;
   if (a.status == 0 || a.status >= 500) return true;
-  if (a.status == 200 || a.status == 429) return false;
+  const bool sip = op == OpKind::sip_call || op == OpKind::sip_recall;
+  if (sip ? a.status / 100 == 2 : a.status == 200) return false;
   return !expected_refusal(c.statuses, op, a.status);
 }
 
@@ -58,7 +67,7 @@ void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock:
   else ++s.failures[static_cast<std::size_t>(a.failure)];
   s.errors += error;
   s.refusals += expected_refusal(w.run.config.statuses, op, a.status);
-  s.throttled += a.status == 429;
+  s.throttled += throttled(op, a);
   w.stats.record_second(op,
                         std::chrono::duration_cast<std::chrono::nanoseconds>(counted_at - w.run.measure_from).count(),
                         latency, error);

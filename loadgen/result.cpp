@@ -247,6 +247,8 @@ json::object config_json(const LoadConfig& c, const LoadResult& r) {
                       {o::mix, std::move(mix)},
                       {o::seed, c.seed},
                       {o::timeout_ms, c.timeout.count()},
+                      {o::call_driver, c.target.calls.name()},
+                      {o::sip_target, c.target.calls.sip ? json::value(c.target.calls.sip_target.text()) : nullptr},
                       {o::encoding, core::to_string(c.target.dialect.encoding)}};
 }
 

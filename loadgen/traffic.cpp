@@ -34,6 +34,8 @@ core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string&
     case OpKind::untag: return model(Operation::untag);
     case OpKind::call:
     case OpKind::recall: return model(Operation::call, {.caller = caller});
+    case OpKind::sip_call:
+    case OpKind::sip_recall:  // placed by the SIP driver (race.cpp), never as HTTP
     case OpKind::count_: break;
   }
   return {};

@@ -166,7 +166,7 @@ json::object fingerprint_fields(const json::object& run) {
   const auto target = d.find(k::envelope::target);
   // The embedded service listens on a new port each night: it is one target.
   const std::string url = target.find(k::target::embedded).boolean() ? "embedded" : target.find(k::target::base_url).str();
-  const auto* driver = config.find("call_driver").value();
+  const auto* driver = config.find(k::run_config::call_driver).value();
   return json::object{{"loads", std::move(loads)},
                       {"profile_hash", config.find(k::run_config::profile_hash).str()},
                       {"call_driver", driver ? *driver : json::value("http")},

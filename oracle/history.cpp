@@ -12,7 +12,8 @@ namespace {
 
 constexpr std::array<std::string_view, kOpKinds> kOpNames = {"get",  "list-agents", "get-agent", "snooze",
                                                              "wake", "db-get",      "db-set",    "list-aliases",
-                                                             "tag",  "untag",       "call",      "recall"};
+                                                             "tag",  "untag",       "call",      "recall",
+                                                             "sip-call", "sip-recall"};
 
 void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');

@@ -26,11 +26,13 @@ enum class OpKind : std::uint8_t {
   untag,
   call,
   recall,
+  sip_call,    // the race's call placed by the SIP call driver: its figures never mix with HTTP's
+  sip_recall,  // the SIP race's second call
   count_
 };
 inline constexpr std::size_t kOpKinds = static_cast<std::size_t>(OpKind::count_);
 
-std::string_view to_string(OpKind k);  // "get", "list-agents", ..., "untag", "call", "recall"
+std::string_view to_string(OpKind k);  // "get", "list-agents", ..., "untag", "call", "recall", "sip-call", "sip-recall"
 std::optional<OpKind> op_kind_by_name(std::string_view name);
 
 // ok: the target said yes (2xx). fail: it said no (any other answer).

@@ -84,7 +84,8 @@ int run_contract_command(const ContractOptions& o) {
   if (int code = prepare_run(o, run)) return code;
 
   std::unique_ptr<reference::Server> embedded;
-  const TargetChoice choice{"crh contract", o.target.base_url, o.target.api_key_file};
+  TargetChoice choice{"crh contract", o.target.base_url, o.target.api_key_file};
+  choice.call_driver_problem = o.target.call_driver_problem();
   if (int code = set_up_target(choice, run.target, embedded)) return code;
   CaptureSession capture;  // before any request of the run
   if (int code = capture.start(o.capture, run.target, "crh contract")) return code;

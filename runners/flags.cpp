@@ -25,12 +25,37 @@ void TargetFlags::add_to(CLI::App* sub, const TargetHelp& help) {
       ->check(CLI::Range(1L, 3'600'000L));
   sub->add_option("--profile", profile_file, help.profile)->check(CLI::ExistingFile);
   sub->add_option("--timeout", timeout_ms, help.timeout)->capture_default_str()->check(CLI::Range(10L, 600'000L));
+  sub->add_option("--call-driver", call_driver,
+                  "how callers' calls are placed: http (the call hook) or sip (INVITEs to --sip-target; "
+                  "--timeout is then the INVITE transaction's deadline, Timer B)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"http", "sip"}));
+  sub->add_option("--sip-target", sip_target,
+                  "with --call-driver sip: HOST:PORT[;transport=tcp] the INVITEs go to (default: the embedded "
+                  "service's SIP port)");
+  sub->add_option("--sip-t1-ms", sip_t1_ms, "with --call-driver sip: RFC 3261 T1, the first UDP retransmission interval")
+      ->capture_default_str()
+      ->check(CLI::Range(1L, 60'000L));
+}
+
+std::string TargetFlags::call_driver_problem() const {
+  if (call_driver != "sip" && !sip_target.empty()) return "--sip-target needs --call-driver sip";
+  if (call_driver == "sip" && sip_target.empty() && !base_url.empty())
+    return "--call-driver sip with --base-url needs --sip-target HOST:PORT[;transport=tcp]: where the target "
+           "takes SIP calls";
+  std::string why;
+  if (!sip_target.empty() && !core::parse_sip_target(sip_target, why)) return "--sip-target: " + why;
+  return {};
 }
 
 core::Target TargetFlags::target() const {
   core::Target target;
   target.channel = channel;
   target.minute = std::chrono::milliseconds(minute_ms);
+  target.calls.sip = call_driver == "sip";
+  target.calls.sip_t1 = std::chrono::milliseconds(sip_t1_ms);
+  std::string why;
+  if (auto t = core::parse_sip_target(sip_target, why)) target.calls.sip_target = *t;
   return target;
 }
 
@@ -90,6 +115,9 @@ boost::json::object contract_rerun(const TargetFlags& target, const ContractFlag
   if (!embedded && !target.api_key_file.empty()) add("--api-key-file", target.api_key_file);  // the path only
   if (target.minute_ms != defaults.minute_ms) add("--minute-ms", std::to_string(target.minute_ms));
   if (target.timeout_ms != defaults.timeout_ms) add("--timeout", std::to_string(target.timeout_ms));
+  if (target.call_driver != defaults.call_driver) add("--call-driver", target.call_driver);
+  if (!target.sip_target.empty()) add("--sip-target", target.sip_target);
+  if (target.sip_t1_ms != defaults.sip_t1_ms) add("--sip-t1-ms", std::to_string(target.sip_t1_ms));
   if (contract.explore != kDefaultExplore) add("--explore", std::to_string(contract.explore));
   if (contract.seed) add("--seed", std::to_string(*contract.seed));  // the explore check replays
   if (contract.slow) options.emplace_back("--slow");  // a slow check is skipped without it

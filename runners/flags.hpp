@@ -42,8 +42,13 @@ struct TargetFlags {
   long minute_ms = 60'000;
   std::string profile_file;  // empty: the design's defaults
   long timeout_ms = 5000;
+  std::string call_driver = "http";  // http | sip
+  std::string sip_target;            // HOST:PORT[;transport=tcp]; empty: the embedded service's
+  long sip_t1_ms = 500;
 
   void add_to(CLI::App* sub, const TargetHelp& help = {});
+  // Checks the call-driver flags (a usage error's message, else empty).
+  std::string call_driver_problem() const;
   // The target before set_up_target fills in its base and key.
   core::Target target() const;
   std::chrono::milliseconds timeout() const { return std::chrono::milliseconds(timeout_ms); }

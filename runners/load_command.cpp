@@ -89,6 +89,9 @@ void announce(const LoadOptions& o, const loadgen::LoadConfig& config, bool embe
   std::cout << "crh load: " << o.scenario << " on " << config.target.base.to_string()
             << (embedded ? " (embedded reference service)" : "") << ", channel " << config.target.channel << ", "
             << o.duration_s << " s" << warmup << "\n";
+  if (config.target.calls.sip)
+    std::cout << "crh load: calls are SIP INVITEs to " << config.target.calls.sip_target.text()
+              << " (--timeout " << config.timeout.count() << " ms is each INVITE's Timer B)\n";
   announce_scale_out("crh load", config);
   std::cout << std::flush;
 }
@@ -102,7 +105,8 @@ int run_load_command(const LoadOptions& o) {
 
   std::unique_ptr<reference::Server> embedded;
   const int aliases = o.aliases > 0 ? o.aliases : embedded_aliases_for(o.load.connections);
-  const TargetChoice choice{"crh load", o.target.base_url, o.target.api_key_file, aliases};
+  TargetChoice choice{"crh load", o.target.base_url, o.target.api_key_file, aliases};
+  choice.call_driver_problem = o.target.call_driver_problem();
   if (int code = set_up_target(choice, config.target, embedded)) return code;
   CaptureSession capture;  // before any request of the run, discovery included
   if (int code = capture.start(o.capture, config.target, "crh load")) return code;

@@ -273,6 +273,7 @@ json::object config_of(const RunCommandOptions& o) {
                       {rc::strict, o.contract.strict},
                       {rc::profile, o.target.profile_file},
                       {rc::timeout_ms, o.target.timeout_ms},
+                      {rc::call_driver, o.target.call_driver},
                       {rc::baseline, o.baseline.file},
                       {rc::max_regression_pct, o.baseline.max_regression},
                       {rc::repeat, o.repeat},
@@ -333,7 +334,8 @@ int run_run_command(const RunCommandOptions& o) {
   ctx.progress = ctx.tty && !o.output.quiet;
   std::unique_ptr<reference::Server> embedded;
   const int aliases = embedded_aliases_for(o.load.connections);
-  const TargetChoice choice{"crh run", o.target.base_url, o.target.api_key_file, aliases};
+  TargetChoice choice{"crh run", o.target.base_url, o.target.api_key_file, aliases};
+  choice.call_driver_problem = o.target.call_driver_problem();
   if (int code = set_up_target(choice, ctx.target, embedded)) return code;
   CaptureSession capture;  // the whole run, before its first request
   if (int code = capture.start(o.capture, ctx.target, "crh run")) return code;

@@ -10,11 +10,20 @@ namespace crh::runners {
 
 int set_up_target(const TargetChoice& choice, core::Target& target, std::unique_ptr<reference::Server>& embedded) {
   std::string why;
+  if (!choice.call_driver_problem.empty()) {
+    std::cerr << choice.command << ": " << choice.call_driver_problem << "\n";
+    return kExitUsage;
+  }
   if (choice.base_url.empty()) {
     reference::ServerConfig config;
     config.service.api_key = random_api_key();
     config.service.minute = target.minute;
     if (choice.embedded_aliases > 0) config.fixtures = reference::default_fixtures(2, choice.embedded_aliases);
+    const bool embedded_sip = target.calls.sip && target.calls.sip_target.host.empty();
+    if (embedded_sip) {
+      config.sip_listen = "127.0.0.1:0";
+      config.sip_t1 = target.calls.sip_t1;
+    }
     target.api_key = config.service.api_key;
     embedded = std::make_unique<reference::Server>(std::move(config));
     try {
@@ -24,6 +33,7 @@ int set_up_target(const TargetChoice& choice, core::Target& target, std::unique_
       return kExitUnreachable;
     }
     target.base = *core::parse_base_url(embedded->base_url(), why);
+    if (embedded_sip) target.calls.sip_target = {.host = "127.0.0.1", .port = embedded->sip_port()};
     return kExitOk;
   }
   auto base = core::parse_base_url(choice.base_url, why);

@@ -16,10 +16,12 @@ struct TargetChoice {
   std::string base_url;      // empty: start the embedded service
   std::string api_key_file;  // else CRH_API_KEY
   int embedded_aliases = 0;  // aliases per channel of the embedded service; 0: its default
+  std::string call_driver_problem;  // a usage error in the call-driver flags (TargetFlags)
 };
 
 // Fills target.base and target.api_key (target.minute is the embedded
-// service's minute). Returns 0, or the exit code after printing why.
+// service's minute); with the SIP call driver and no --sip-target, the
+// embedded service opens a SIP port and target.calls.sip_target names it. Returns 0, or the exit code after printing why.
 int set_up_target(const TargetChoice& choice, core::Target& target, std::unique_ptr<reference::Server>& embedded);
 
 }  // namespace crh::runners

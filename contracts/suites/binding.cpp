@@ -14,10 +14,12 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// The outcome of one call, its exchange (if any) kept as evidence; the check
-// is skipped when the target has no call hook at all.
-core::CallResult recorded(CheckContext& ctx, core::CallResult r) {
+// The outcome of one call, its exchange (or another driver's account of the
+// call) kept as evidence; the check is skipped when the target has no call
+// hook at all.
+core::CallResult recorded(CheckContext& ctx, core::CallResult r, const std::string& alias, const std::string& caller) {
   if (r.exchange) ctx.record(*r.exchange);
+  else ctx.record_evidence({ctx.calls().describe() + ": " + caller + " calls alias " + alias, r.evidence, {}});
   if (r.no_hook)
     ctx.skip("the target has no call hook: " + ctx.calls().describe() + " answered " + r.evidence +
              "; binding checks need one (README, \"The call hook\"; or set call_hook in the profile)");
@@ -25,7 +27,7 @@ core::CallResult recorded(CheckContext& ctx, core::CallResult r) {
 }
 
 core::CallResult place(CheckContext& ctx, const std::string& alias, const std::string& caller) {
-  return recorded(ctx, ctx.calls().place(alias, caller));
+  return recorded(ctx, ctx.calls().place(alias, caller), alias, caller);
 }
 
 // Ends the check when the call got no usable answer: an HTTP exchange as
@@ -46,6 +48,7 @@ void connects(CheckContext& ctx, const std::string& alias, const std::string& ca
     ctx.ok_json(*r.exchange, rule, what);
     return;
   }
+  if (r.failure) ctx.fail(rule, what + ": " + r.evidence);
   if (r.outcome == core::CallOutcome::unknown) ctx.indeterminate(what + ": " + r.evidence);
   if (r.outcome != core::CallOutcome::connected)
     ctx.fail(rule, what + ": expected the call to connect, got " + r.evidence);
@@ -59,6 +62,7 @@ void refused_call(CheckContext& ctx, const std::string& alias, const std::string
     ctx.refused(*r.exchange, rule, what, ctx.statuses().call_refused);
     return;
   }
+  if (r.failure) ctx.fail(rule, what + ": " + r.evidence);
   if (r.outcome == core::CallOutcome::unknown) ctx.indeterminate(what + ": " + r.evidence);
   if (r.outcome != core::CallOutcome::refused)
     ctx.fail(rule, what + ": expected the call to be refused, got " + r.evidence);
@@ -105,14 +109,16 @@ void race_round(CheckContext& ctx, int round, int n) {
   const auto skew = release_together(calls);
   std::vector<core::CallResult> results;
   std::vector<core::CallOutcome> outcomes;
-  for (auto& c : calls) {
-    results.push_back(recorded(ctx, c->result()));
+  for (int i = 0; i < n; ++i) {
+    results.push_back(recorded(ctx, calls[static_cast<std::size_t>(i)]->result(), alias, caller(i)));
     outcomes.push_back(results.back().outcome);
   }
   auto verdict = oracle::race_verdict(outcomes);
   const std::string where = "round " + std::to_string(round + 1) + ", alias " + alias + ", " + std::to_string(n) +
                             " callers released within " + std::to_string(skew.count()) + " µs: ";
   if (verdict.kind == oracle::RaceVerdict::broken) ctx.fail("B2", where + verdict.text);
+  for (const auto& r : results)
+    if (r.failure) ctx.fail("B1", where + "a caller's call: " + r.evidence);
   for (const auto& r : results)  // a caller whose call was dropped unanswered: a crash, not an open outcome
     if (r.exchange)
       if (auto problem = ctx.drop_problem(*r.exchange)) ctx.fail("X0", where + "a caller's call: " + *problem);

@@ -94,6 +94,26 @@ TEST(Profile, RoundTripsThroughItsJson) {
   EXPECT_FALSE(again.dialect.call_hook.enabled);
 }
 
+TEST(Profile, ReadsHowAnAliasIsReachedOverSip) {
+  Profile defaults;
+  EXPECT_EQ(defaults.dialect.sip.number_field, "number");
+  EXPECT_EQ(defaults.dialect.sip.uri_template, "sip:{number}@{host}:{port}");
+  EXPECT_EQ(defaults.statuses.sip_refused, (std::vector<unsigned>{403}));
+  auto p = parse(R"({"sip": {"number_field": "e164", "uri": "sip:{number}@pbx.example;user=phone"},
+                      "statuses": {"sip_refused": [403, 486]}})");
+  EXPECT_EQ(p.dialect.sip.number_field, "e164");
+  EXPECT_EQ(p.dialect.sip.uri_template, "sip:{number}@pbx.example;user=phone");
+  EXPECT_EQ(p.statuses.sip_refused, (std::vector<unsigned>{403, 486}));
+  auto again = parse_profile(to_json(p), "again");
+  EXPECT_EQ(again.dialect.sip.number_field, "e164");
+  EXPECT_EQ(again.dialect.sip.uri_template, p.dialect.sip.uri_template);
+  EXPECT_EQ(again.statuses.sip_refused, p.statuses.sip_refused);
+  EXPECT_NE(error_of(R"({"sip": {"uri": "sip:alias@host"}})").find("sip.uri\" must contain {number}"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"sip": {"uri": "http://{number}"}})").find("must be a sip: or sips: URI"), std::string::npos);
+  EXPECT_NE(error_of(R"({"sip": {"numbr": "x"}})").find("sip.numbr"), std::string::npos);
+}
+
 TEST(Profile, NamesTheFieldOfEveryMistake) {
   EXPECT_NE(error_of(R"({"encodingg": "form"})").find("field \"encodingg\" is not a profile setting"),
             std::string::npos);
