@@ -27,7 +27,7 @@ trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done; wait 2>/dev/n
 # shellcheck source=../../tests/sip/lib.sh
 . "$tests_sip/lib.sh"
 cores=$(nproc)
-pin_crh= pin_sipp=
+pin_crh='' pin_sipp=''
 if [ "$cores" -ge 2 ] && command -v taskset >/dev/null 2>&1; then pin_crh="taskset -c 1" pin_sipp="taskset -c 0"; fi
 serve_prefix=$pin_crh start_serve --threads 1 || exit 1
 echo "crh serve ($pin_crh): SIP $sip_addr; SIPp ($pin_sipp); $seconds s a step; ${SCENARIO:-call} scenario to free alias +15550201, UDP"
