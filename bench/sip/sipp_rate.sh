@@ -55,7 +55,7 @@ PY
   # SIPp's own clock: from its start to its last call ended.
   achieved=$(echo "scale=0; $ok / $sipp_elapsed" | bc)
   crh_cpu=$(echo "scale=0; 100 * ($cpu_after - $cpu_before) / $(getconf CLK_TCK) / $sipp_elapsed" | bc)
-  sipp_cpu=$(awk -v e="$sipp_elapsed" '{printf "%d", 100 * ($1 + $2) / e}' "$dir/sipp.cpu" 2>/dev/null)
+  sipp_cpu=$(tail -n 1 "$dir/sipp.cpu" | awk -v e="$sipp_elapsed" '{printf "%d", 100 * ($1 + $2) / e}')  # after any "exited with" line
   verdict="target met"
   if [ "$failed" -gt 0 ] || [ "$status" -ne 0 ] || [ $((achieved * 100)) -lt $((rate * 95)) ]; then
     verdict="target missed (SIPp exit $status)"
