@@ -63,27 +63,32 @@ void exercise_helpers(const SipMessage& m) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static Harness harness;
-  std::string_view in(reinterpret_cast<const char*>(data), size);
-  auto datagram = parse_sip(in, false);
-  if (datagram.status == SipParseStatus::complete) {
-    exercise_helpers(datagram.message);
-    SipPeer peer;
-    peer.host = "127.0.0.1";
-    peer.port = 5062;
-    harness.uas.on_message(datagram.message, peer, harness.now);
-    harness.now += std::chrono::milliseconds(700);  // retransmissions and expiries run too
+  // A fresh UAS per input: runs repeat exactly, and nothing grows across inputs.
+  Harness harness;
+  SipPeer peer;
+  peer.host = "127.0.0.1";
+  peer.port = 5062;
+  auto deliver = [&](const SipMessage& m) {
+    exercise_helpers(m);
+    harness.uas.on_message(m, peer, harness.now);
+    harness.now += std::chrono::milliseconds(300);  // retransmissions and expiries run too
     harness.uas.run_deferred(harness.now);
     harness.uas.tick(harness.now);
-  }
-  // The same bytes as a stream: every message read moves forward, never past the end.
+  };
+  std::string_view in(reinterpret_cast<const char*>(data), size);
+  if (auto datagram = parse_sip(in, false); datagram.status == SipParseStatus::complete) deliver(datagram.message);
+  // The same bytes as a stream of messages (transactions across them: a
+  // retransmission, an ACK, a CANCEL, a BYE): each moves forward, never past the end.
   for (std::string_view rest = in; !rest.empty();) {
     auto p = parse_sip(rest, true);
     if (p.consumed > rest.size()) fail("consumed past the input", rest);
     if (p.status != SipParseStatus::complete) break;
     if (p.consumed == 0) fail("a complete message of no bytes", rest);
-    exercise_helpers(p.message);
+    deliver(p.message);
     rest.remove_prefix(p.consumed);
   }
+  harness.now += std::chrono::seconds(40);  // past Timer H: everything expires
+  harness.uas.tick(harness.now);
+  if (harness.uas.transactions().transactions() != 0) fail("a transaction outlived 64*T1", in);
   return 0;
 }

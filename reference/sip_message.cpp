@@ -129,7 +129,6 @@ SipParse parse_sip(std::string_view data, bool stream) {
   if (end == std::string_view::npos) {
     if (rest.size() > kSipMessageLimit) r.status = SipParseStatus::too_large;
     else r.status = stream ? SipParseStatus::incomplete : SipParseStatus::invalid;
-    if (!stream && rest.size() > kSipMessageLimit) r.status = SipParseStatus::too_large;
     return r;
   }
   if (body_at > kSipMessageLimit) {

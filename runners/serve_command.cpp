@@ -141,7 +141,7 @@ Command add_serve_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1L, 3'600'000L));
   sub->add_option("--delay-us", o->delay_us,
-                  "send every answer N microseconds later (a timer; threads stay free): a known slowdown")
+                  "send every answer N microseconds later (a timer; threads stay free): a known slowdown; SIP final answers too")
       ->capture_default_str()
       ->check(CLI::Range(0L, 10'000'000L));
   sub->add_option("--channels", o->channels, "generated fixtures: number of channels")

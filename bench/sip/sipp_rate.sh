@@ -3,8 +3,13 @@
 # (on the other core) places calls to a free alias (INVITE, 200, ACK, BYE, 200)
 # at a rising rate until calls fail or SIPp's achieved rate falls below 95% of
 # the target. crh serve runs pinned to one core, SIPp to another.
-# usage: bench/sip/sipp_rate.sh CRH_BINARY [SECONDS_PER_STEP] [RATES...]
-#   e.g. bench/sip/sipp_rate.sh build/runners/crh 5 500 1000 2000 4000 8000
+# usage: [SCENARIO=call|options] bench/sip/sipp_rate.sh CRH_BINARY [SECONDS_PER_STEP] [RATES...]
+#   e.g. bench/sip/sipp_rate.sh build/crh 5 500 1000 2000 4000 8000
+# SCENARIO=options places one OPTIONS a call instead (lighter for SIPp).
+# Columns: the target rate, SIPp's achieved rate (its own clock), calls that
+# succeeded, failed, SIPp's retransmissions, and how busy each pinned core's
+# process was (CPU seconds over SIPp's elapsed time): when SIPp's core is the
+# busy one, the limit measured is SIPp's, and crh kept up.
 set -uo pipefail
 crh=${1:?usage: sipp_rate.sh CRH_BINARY [SECONDS_PER_STEP] [RATES...]}
 seconds=${2:-5}
@@ -13,6 +18,8 @@ rates=("$@")
 [ ${#rates[@]} -gt 0 ] || rates=(500 1000 2000 4000 8000 16000)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tests_sip=$root/tests/sip
+scenario=$tests_sip/scenarios/uac_call.xml
+[ "${SCENARIO:-call}" = options ] && scenario=$root/bench/sip/options.xml
 command -v sipp >/dev/null 2>&1 || { echo "sipp is not installed"; exit 1; }
 work=$(mktemp -d)
 pids=()
@@ -20,19 +27,19 @@ trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done; wait 2>/dev/n
 # shellcheck source=../../tests/sip/lib.sh
 . "$tests_sip/lib.sh"
 cores=$(nproc)
-pin_crh= pin_sipp=
+pin_crh='' pin_sipp=''
 if [ "$cores" -ge 2 ] && command -v taskset >/dev/null 2>&1; then pin_crh="taskset -c 1" pin_sipp="taskset -c 0"; fi
 serve_prefix=$pin_crh start_serve --threads 1 || exit 1
-echo "crh serve ($pin_crh): SIP $sip_addr; SIPp ($pin_sipp); $seconds s a step; free alias +15550201, UDP"
-printf '%8s %10s %8s %8s %8s %10s  %s\n' target achieved calls failed retrans crh_cpu_s verdict
+echo "crh serve ($pin_crh): SIP $sip_addr; SIPp ($pin_sipp); $seconds s a step; ${SCENARIO:-call} scenario to free alias +15550201, UDP"
+printf '%8s %10s %8s %8s %8s %8s %8s  %s\n' target achieved calls failed retrans crh_cpu sipp_cpu verdict
 for rate in "${rates[@]}"; do
   dir="$work/r$rate"
   mkdir -p "$dir"
   calls=$((rate * seconds))
   cpu_before=$(awk '{print $14 + $15}' "/proc/$serve_pid/stat")
-  (cd "$dir" && timeout $((seconds * 4 + 30)) $pin_sipp sipp "$sip_addr" -sf "$tests_sip/scenarios/uac_call.xml" \
+  (cd "$dir" && timeout $((seconds * 4 + 30)) /usr/bin/time -f '%U %S' -o sipp.cpu $pin_sipp sipp "$sip_addr" -sf "$scenario" \
     -inf "$tests_sip/callers.csv" -s +15550201 -t u1 -i 127.0.0.1 -p 0 -m "$calls" -r "$rate" -rp 1000 -l $((rate * 4)) \
-    -nostdin -trace_stat -stf stat.csv -fd 1 -timeout $((seconds * 3 + 20))s -max_retrans 3 >sipp.out 2>&1)
+    -buff_size 4194304 -nostdin -trace_stat -stf stat.csv -fd 1 -timeout $((seconds * 3 + 20))s -max_retrans 3 >sipp.out 2>&1)
   status=$?
   cpu_after=$(awk '{print $14 + $15}' "/proc/$serve_pid/stat")
   read -r ok failed retrans sipp_elapsed < <(python3 - "$dir/stat.csv" <<'PY'
@@ -47,9 +54,12 @@ PY
 )
   # SIPp's own clock: from its start to its last call ended.
   achieved=$(echo "scale=0; $ok / $sipp_elapsed" | bc)
-  cpu=$(echo "scale=2; ($cpu_after - $cpu_before) / $(getconf CLK_TCK)" | bc)
-  verdict="kept up"
-  if [ "$failed" -gt 0 ] || [ "$status" -ne 0 ] || [ $((achieved * 100)) -lt $((rate * 95)) ]; then verdict="fell behind (SIPp exit $status)"; fi
-  printf '%8s %10s %8s %8s %8s %10s  %s\n' "$rate" "$achieved" "$ok" "$failed" "$retrans" "$cpu" "$verdict"
-  [ "$verdict" = "kept up" ] || break
+  crh_cpu=$(echo "scale=0; 100 * ($cpu_after - $cpu_before) / $(getconf CLK_TCK) / $sipp_elapsed" | bc)
+  sipp_cpu=$(tail -n 1 "$dir/sipp.cpu" | awk -v e="$sipp_elapsed" '{printf "%d", 100 * ($1 + $2) / e}')  # after any "exited with" line
+  verdict="target met"
+  if [ "$failed" -gt 0 ] || [ "$status" -ne 0 ] || [ $((achieved * 100)) -lt $((rate * 95)) ]; then
+    verdict="target missed (SIPp exit $status)"
+  fi
+  printf '%8s %10s %8s %8s %8s %7s%% %7s%%  %s\n' "$rate" "$achieved" "$ok" "$failed" "$retrans" "$crh_cpu" "$sipp_cpu" "$verdict"
+  [ "$verdict" = "target met" ] || break
 done

@@ -181,6 +181,30 @@ TEST_F(SipServerTest, BindingRacyLetsTwoSipCallersWin) {
   EXPECT_EQ(rb->status, 200u) << "binding-racy: both callers pass the check";
 }
 
+// Two INVITEs in one TCP write are read in one loop turn: binding-racy-turn's
+// gap (one turn) lets both pass the check; without the fault one wins.
+TEST_F(SipServerTest, BindingRacyTurnLetsTwoPipelinedCallersWin) {
+  for (bool faulty : {false, true}) {
+    reference::FaultSet faults;
+    if (faulty) faults.add(reference::Fault::binding_racy_turn);
+    start(faults);
+    const std::string number = tag_alias();
+    SipTestPeer a(true, sip_port());
+    a.send(call(number, "+15557000001", "turn-a").bytes(a, sip_port()) +
+           call(number, "+15557000002", "turn-b").bytes(a, sip_port()));
+    int won = 0;
+    for (int finals = 0; finals < 2;) {
+      auto r = a.read();
+      ASSERT_TRUE(r) << "faulty: " << faulty;
+      if (r->status == 100) continue;
+      ++finals;
+      won += r->status == 200;
+    }
+    EXPECT_EQ(won, faulty ? 2 : 1) << (faulty ? "binding-racy-turn" : "no fault");
+    server_->stop();
+  }
+}
+
 TEST_F(SipServerTest, BindingLastCallerHandsTheAliasOver) {
   reference::FaultSet faults;
   faults.add(reference::Fault::binding_last_caller);

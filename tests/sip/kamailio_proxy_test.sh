@@ -24,7 +24,8 @@ trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done; wait 2>/dev/n
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-start_serve --sip-t1-ms 100 || exit 1
+# CRH_SIP_TEST_SERVE_ARGS (e.g. "--fault binding-racy") shows that the test can fail.
+start_serve --sip-t1-ms 100 ${CRH_SIP_TEST_SERVE_ARGS:-} || exit 1
 echo "crh serve: $url, SIP $sip_addr"
 
 # Kamailio on a free loopback UDP port, in the foreground, its runtime files in $work.
@@ -75,7 +76,7 @@ for round in 1 2; do
   winner=$(bound_caller "$number")
   echo "round $round: alias $number: 200=$ok 403=$refused BYE-200=$bye_ok (SIPp exit $status); HTTP view: ${winner:-nobody}"
   [ "$ok" = 1 ] && [ "$refused" = 9 ] || fail "round $round: expected one 200 and nine 403 through the proxy"
-  [ "$bye_ok" = 1 ] || fail "round $round: the BYE did not get its 200 back through the proxy"
+  [ "$bye_ok" = 1 ] || fail "round $round: expected the one winner's BYE answered through the proxy, SIPp counted $bye_ok"
   [ "$status" = 0 ] || fail "round $round: SIPp says some calls failed (exit $status)"
   grep -q "^$winner;\$" "$here/callers.csv" && [ -n "$winner" ] || fail "round $round: bound caller \"$winner\" is not a CSV caller"
   # The 200 carried the proxy's Record-Route; the BYE went out with a Route to it.

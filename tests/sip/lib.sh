@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the tests/sip scripts and bench/sip: start `crh serve --sip` on
 # loopback with a generated API key (kept in a file, never printed), tag an
 # alias over HTTP, read the HTTP view, and read SIPp's per-message counts.
@@ -14,7 +15,7 @@ start_serve() {
     >"$work/serve.$n.out" 2>"$work/serve.$n.err" &
   serve_pid=$!
   pids+=("$serve_pid")
-  url= sip_addr=
+  url='' sip_addr=''
   for _ in $(seq 200); do
     url=$(grep -o 'http://[^ ]*' "$work/serve.$n.out" | head -n1)
     sip_addr=$(sed -n 's/.*sip: udp+tcp \([^ ]*\).*/\1/p' "$work/serve.$n.out" | head -n1)

@@ -18,7 +18,8 @@ trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done; wait 2>/dev/n
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-start_serve --sip-t1-ms 100 || exit 1
+# CRH_SIP_TEST_SERVE_ARGS (e.g. "--fault binding-racy") shows that the test can fail.
+start_serve --sip-t1-ms 100 ${CRH_SIP_TEST_SERVE_ARGS:-} || exit 1
 echo "crh serve: $url, SIP $sip_addr"
 
 # Runs the call scenario: $1 phase name, $2 alias number, $3 transport (u1/t1).
