@@ -6,6 +6,7 @@
 #include <boost/uuid/detail/md5.hpp>
 
 #include <cstdlib>
+#include <thread>
 
 #include "core/sip_call_driver.hpp"
 #include "support/scripted_sip_peer.hpp"
@@ -289,8 +290,28 @@ TEST(SipCallDriver, ManyCallsFiredTogetherAllGetTheirResults) {
     }
     EXPECT_EQ(connected, 1) << (tcp ? "tcp" : "udp");
     EXPECT_EQ(refused, 19);
+    // done() runs once result() no longer blocks: a moment after, on the agent's thread.
+    for (int i = 0; i < 200 && done.load() < 20; ++i) std::this_thread::sleep_for(5ms);
     EXPECT_EQ(done.load(), 20);
   }
+}
+
+TEST(SipCallDriver, ThreadsArmAndFireAtOnce) {
+  ScriptedSipPeer peer(false, answering(200, "OK"));
+  SipCallDriver driver(config_for(peer));
+  std::atomic<int> connected{0};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w)
+    workers.emplace_back([&, w] {
+      for (int i = 0; i < 10; ++i) {
+        auto call = driver.arm(std::to_string(w), "+1555" + std::to_string(w * 100 + i));
+        call->fire();
+        connected += call->result().outcome == CallOutcome::connected;
+      }
+    });
+  for (auto& t : workers) t.join();
+  EXPECT_EQ(connected.load(), 40);
+  EXPECT_TRUE(peer.wait_for("BYE", 40, 3s));
 }
 
 TEST(SipCallDriver, ArmingWithoutANumberOrAPeer) {
