@@ -74,6 +74,20 @@ TEST(SipCallDriver, OkIsConnectedThenAckAndBye) {
   EXPECT_EQ(*bye.find("Call-ID"), *invite.find("Call-ID"));
 }
 
+TEST(SipCallDriver, RecordRouteBecomesTheRouteSetReversed) {
+  ScriptedSipPeer peer(false, answering(200, "OK", {{"Record-Route", "<sip:proxy2.test;lr>, <sip:proxy1.test;lr>"}}));
+  SipCallDriver driver(config_for(peer));
+  EXPECT_EQ(driver.place("1", "+15551234").outcome, CallOutcome::connected);
+  ASSERT_TRUE(peer.wait_for("BYE", 1, 2s));
+  for (const auto& request : {peer.received("ACK").at(0), peer.received("BYE").at(0)}) {
+    auto routes = request.all("Route");
+    ASSERT_EQ(routes.size(), 2u) << request.method;
+    EXPECT_EQ(routes[0], "<sip:proxy1.test;lr>");  // §12.1.2: the UAC reverses the Record-Route
+    EXPECT_EQ(routes[1], "<sip:proxy2.test;lr>");
+    EXPECT_EQ(request.uri, "sip:peer@127.0.0.1:" + std::to_string(peer.port()));  // loose routing
+  }
+}
+
 TEST(SipCallDriver, ForbiddenIsRefusedAckedInItsTransactionNoBye) {
   ScriptedSipPeer peer(false, answering(403, "Forbidden"));
   SipCallDriver driver(config_for(peer));
@@ -330,17 +344,20 @@ TEST(SipCallDriver, ArmingWithoutANumberOrAPeer) {
 }
 
 TEST(SipCallDriver, IPv6Loopback) {
-  std::unique_ptr<ScriptedSipPeer> peer;
-  try {
-    peer = std::make_unique<ScriptedSipPeer>(false, answering(200, "OK"), "::1");
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "no IPv6 loopback here: " << e.what();
+  for (bool tcp : {false, true}) {
+    std::unique_ptr<ScriptedSipPeer> peer;
+    try {
+      peer = std::make_unique<ScriptedSipPeer>(tcp, answering(200, "OK"), "::1");
+    } catch (const std::exception& e) {
+      GTEST_SKIP() << "no IPv6 loopback here: " << e.what();
+    }
+    SipCallDriver driver(config_for(*peer));
+    auto r = driver.place("1", "+15551234");
+    EXPECT_EQ(r.outcome, CallOutcome::connected) << r.evidence;
+    EXPECT_NE(r.evidence.find("@[::1]:"), std::string::npos) << r.evidence;
+    EXPECT_NE(peer->received("INVITE").at(0).body.find("IN IP6 ::1"), std::string::npos);
+    EXPECT_TRUE(peer->wait_for("BYE", 1, 2s));
   }
-  SipCallDriver driver(config_for(*peer));
-  auto r = driver.place("1", "+15551234");
-  EXPECT_EQ(r.outcome, CallOutcome::connected) << r.evidence;
-  EXPECT_NE(r.evidence.find("@[::1]:"), std::string::npos) << r.evidence;
-  EXPECT_NE(peer->received("INVITE").at(0).body.find("IN IP6 ::1"), std::string::npos);
 }
 
 TEST(SipTarget, ParsesAndPrints) {
