@@ -9,6 +9,21 @@
 // 3xx, 401/407 without credentials, 480, 486, 487 and no final answer by
 // `timeout` (Timer B) are unknown, with the reason. A non-2xx final answer is
 // ACKed within its transaction, never BYEd.
+//
+// Transactions (RFC 3261 §17.1.1): arm() builds the whole INVITE (and over
+// TCP opens the connection, reopened when it dropped); fire() only writes
+// those bytes from the caller's thread. Over UDP the INVITE is retransmitted
+// every T1, doubling, until a provisional or final answer. Answers match by
+// the top Via's branch, the CSeq method and the Call-ID; an answer from any
+// address but the target's is ignored (and named in the evidence). A final
+// answer repeated is ACKed again (up to 8 times), counted once. A 401/407 is
+// answered once, with a new branch and CSeq+1, when credentials are given.
+// A 2xx is ACKed (a transaction of its own: Contact as Request-URI, the
+// Record-Route reversed as Route) and BYEd at once; its BYE is retransmitted
+// until answered, for at most `timeout`. At Timer B the call is unknown and
+// CANCELled if a provisional came (§9.1); if none came, a provisional that
+// comes later gets the CANCEL. A 200 that comes after Timer B or a CANCEL is
+// ACKed and BYEd; the call's result stays what it was.
 #pragma once
 
 #include <chrono>
@@ -54,7 +69,9 @@ struct SipDriverConfig {
   // The alias id to its number (the profile's number field); nothing: unknown alias.
   std::function<std::optional<std::string>(const std::string& alias)> number_of;
   std::optional<SipCredentials> credentials;
-  std::function<void(const SipCallRecord&)> observe;  // every finished call
+  // Every finished call, on the agent's thread, before the call's result()
+  // returns; it must not call the driver.
+  std::function<void(const SipCallRecord&)> observe;
 };
 
 class SipCallDriver : public CallDriver {
@@ -62,7 +79,7 @@ class SipCallDriver : public CallDriver {
   // Opens the local socket(s) and starts the agent's thread. Throws
   // std::runtime_error saying what could not be done.
   explicit SipCallDriver(SipDriverConfig config);
-  ~SipCallDriver() override;  // settle(), then the thread stops
+  ~SipCallDriver() override;  // settle(), then the thread stops (armed calls must not outlive the driver)
 
   std::string describe() const override;  // "SIP INVITE sip:{number}@HOST:PORT (udp)"
   std::unique_ptr<ArmedCall> arm(const std::string& alias, const std::string& caller) override;
@@ -70,6 +87,12 @@ class SipCallDriver : public CallDriver {
   CallOutcome outcome_of(unsigned status) const override;
   bool has_wire() const override { return false; }
   std::string_view operation() const override { return "sip-call"; }
+  // Leaves the target as found: every fired call without a final answer is
+  // CANCELled (if a provisional came; else one is awaited for up to 1 s),
+  // then waits until every INVITE, BYE and CANCEL is answered, at most
+  // `timeout` + 1 s; a 200 arriving meanwhile is ACKed and BYEd. A call still
+  // without a result then gets one: unknown, "CANCELled". Many threads may
+  // arm, fire and wait at once; settle() may run beside them.
   void settle() override;
 
  private:

@@ -6,6 +6,7 @@
 #include <boost/uuid/detail/md5.hpp>
 
 #include <cstdlib>
+#include <thread>
 
 #include "core/sip_call_driver.hpp"
 #include "support/scripted_sip_peer.hpp"
@@ -71,6 +72,20 @@ TEST(SipCallDriver, OkIsConnectedThenAckAndBye) {
   EXPECT_EQ(*ack.find("CSeq"), "1 ACK");
   EXPECT_EQ(*bye.find("CSeq"), "2 BYE");
   EXPECT_EQ(*bye.find("Call-ID"), *invite.find("Call-ID"));
+}
+
+TEST(SipCallDriver, RecordRouteBecomesTheRouteSetReversed) {
+  ScriptedSipPeer peer(false, answering(200, "OK", {{"Record-Route", "<sip:proxy2.test;lr>, <sip:proxy1.test;lr>"}}));
+  SipCallDriver driver(config_for(peer));
+  EXPECT_EQ(driver.place("1", "+15551234").outcome, CallOutcome::connected);
+  ASSERT_TRUE(peer.wait_for("BYE", 1, 2s));
+  for (const auto& request : {peer.received("ACK").at(0), peer.received("BYE").at(0)}) {
+    auto routes = request.all("Route");
+    ASSERT_EQ(routes.size(), 2u) << request.method;
+    EXPECT_EQ(routes[0], "<sip:proxy1.test;lr>");  // §12.1.2: the UAC reverses the Record-Route
+    EXPECT_EQ(routes[1], "<sip:proxy2.test;lr>");
+    EXPECT_EQ(request.uri, "sip:peer@127.0.0.1:" + std::to_string(peer.port()));  // loose routing
+  }
 }
 
 TEST(SipCallDriver, ForbiddenIsRefusedAckedInItsTransactionNoBye) {
@@ -289,8 +304,28 @@ TEST(SipCallDriver, ManyCallsFiredTogetherAllGetTheirResults) {
     }
     EXPECT_EQ(connected, 1) << (tcp ? "tcp" : "udp");
     EXPECT_EQ(refused, 19);
+    // done() runs once result() no longer blocks: a moment after, on the agent's thread.
+    for (int i = 0; i < 200 && done.load() < 20; ++i) std::this_thread::sleep_for(5ms);
     EXPECT_EQ(done.load(), 20);
   }
+}
+
+TEST(SipCallDriver, ThreadsArmAndFireAtOnce) {
+  ScriptedSipPeer peer(false, answering(200, "OK"));
+  SipCallDriver driver(config_for(peer));
+  std::atomic<int> connected{0};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 4; ++w)
+    workers.emplace_back([&, w] {
+      for (int i = 0; i < 10; ++i) {
+        auto call = driver.arm(std::to_string(w), "+1555" + std::to_string(w * 100 + i));
+        call->fire();
+        connected += call->result().outcome == CallOutcome::connected;
+      }
+    });
+  for (auto& t : workers) t.join();
+  EXPECT_EQ(connected.load(), 40);
+  EXPECT_TRUE(peer.wait_for("BYE", 40, 3s));
 }
 
 TEST(SipCallDriver, ArmingWithoutANumberOrAPeer) {
@@ -309,16 +344,19 @@ TEST(SipCallDriver, ArmingWithoutANumberOrAPeer) {
 }
 
 TEST(SipCallDriver, IPv6Loopback) {
-  std::unique_ptr<ScriptedSipPeer> peer;
-  try {
-    peer = std::make_unique<ScriptedSipPeer>(false, answering(200, "OK"), "::1");
-  } catch (const std::exception& e) {
-    GTEST_SKIP() << "no IPv6 loopback here: " << e.what();
+  for (bool tcp : {false, true}) {
+    std::unique_ptr<ScriptedSipPeer> peer;
+    try {
+      peer = std::make_unique<ScriptedSipPeer>(tcp, answering(200, "OK"), "::1");
+    } catch (const std::exception& e) {
+      GTEST_SKIP() << "no IPv6 loopback here: " << e.what();
+    }
+    SipCallDriver driver(config_for(*peer));
+    auto r = driver.place("1", "+15551234");
+    EXPECT_EQ(r.outcome, CallOutcome::connected) << r.evidence;
+    EXPECT_NE(r.evidence.find("@[::1]:"), std::string::npos) << r.evidence;
+    EXPECT_NE(peer->received("INVITE").at(0).body.find("IN IP6 ::1"), std::string::npos);
+    EXPECT_TRUE(peer->wait_for("BYE", 1, 2s));
   }
-  SipCallDriver driver(config_for(*peer));
-  auto r = driver.place("1", "+15551234");
-  EXPECT_EQ(r.outcome, CallOutcome::connected) << r.evidence;
-  EXPECT_NE(r.evidence.find("@[::1]:"), std::string::npos) << r.evidence;
-  EXPECT_NE(peer->received("INVITE").at(0).body.find("IN IP6 ::1"), std::string::npos);
 }
 

@@ -53,6 +53,19 @@ class Sipp {
   ~Sipp() {
     if (pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0) kill(pid_, SIGKILL), waitpid(pid_, nullptr, 0);
   }
+  // SIPp's exit status once it ended by itself within `limit` (-m N: after N
+  // calls; 0 when every call succeeded, ACK and BYE included); -1 otherwise.
+  int exit_status(std::chrono::milliseconds limit) {
+    for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return -1;
+  }
   std::string log() const {
     std::ifstream in(log_);
     return {std::istreambuf_iterator<char>(in), {}};
@@ -93,5 +106,7 @@ TEST(SipDriverSipp, EveryCallToSippUasCompletes) {
     }
     driver->settle();
     EXPECT_EQ(connected, calls) << sipp.log();
+    // SIPp's own count: every call ended as its UAS scenario expects (ACK, then BYE answered).
+    EXPECT_EQ(sipp.exit_status(5s), 0) << (tcp ? "tcp: " : "udp: ") << sipp.log();
   }
 }
