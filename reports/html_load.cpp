@@ -112,7 +112,7 @@ std::string operations_table(const DocView& load, const std::string& scenario, b
     const auto l = op[o::latency];
     std::string detail;
     for (const auto& [code, n] : op[o::statuses].fields())
-      if (code != "200") detail += "HTTP " + esc(code) + " × " + whole(n.num()) + " ";
+      if (code != "200") detail += (name.starts_with("sip-") ? "SIP " : "HTTP ") + esc(code) + " × " + whole(n.num()) + " ";
     for (const auto& [why, n] : op[o::failures].fields()) detail += esc(why) + " × " + whole(n.num()) + " ";
     out += "<tr><td>" + esc(name) + "</td><td class=\"n\">" + whole(op[o::count].num()) + "</td><td class=\"n\">" +
            fixed(op[o::rate].num(), 0) + "/s</td><td class=\"n" + (op[o::errors].num() > 0 ? " bad" : "") + "\">" +

@@ -64,8 +64,9 @@ std::string operations_table(const DocView& doc) {
       }
     }
     std::string detail;
+    const std::string protocol = name.starts_with("sip-") ? " SIP " : " HTTP ";  // the SIP call driver's statuses
     for (const auto& [code, n] : op[o::statuses].fields())
-      if (code != "200") detail += " HTTP " + clean(code) + "×" + fixed(n.num(), 0);
+      if (code != "200") detail += protocol + clean(code) + "×" + fixed(n.num(), 0);
     for (const auto& [why, n] : op[o::failures].fields()) detail += " " + clean(why) + "×" + fixed(n.num(), 0);
     if (!detail.empty()) out += left("", 13) + "  answers besides 200:" + detail + "\n";
   }
