@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kamailio as a stateful, record-routing proxy in front of `crh serve --sip`;
 # SIPp's ten callers race through it for a tagged alias, in two rounds (two
-# aliases). Each round: one 200 and nine 403 in SIPp's own counts, the HTTP
+# aliases), then crh's own SIP driver races through it for a second. Each round: one 200 and nine 403 in SIPp's own counts, the HTTP
 # view names a CSV caller; the 200 came back through the proxy with its
 # Record-Route, and the ACK and BYE followed the Route set to crh and back.
 # usage: kamailio_proxy_test.sh CRH_BINARY   (exit 77: skipped, saying why)
@@ -94,6 +94,21 @@ print("  200 has the proxy's Record-Route: %s; the BYE has a Route to it: %s; th
 sys.exit(0 if rr and route and vias else 1)
 PY
 done
+
+# crh's own SIP driver races through the proxy: every round one winner, and
+# no violation, with the proxy's Via and Record-Route on every answer.
+CRH_API_KEY=$(cat "$work/key") timeout 60 "$crh" load --base-url "$url" --call-driver sip \
+  --sip-target "127.0.0.1:$kport" --sip-t1-ms 100 --scenario race --duration 1 --connections 2 \
+  --json "$work/race.json" >"$work/race.out" 2>&1
+status=$?
+python3 - "$work/race.json" <<'PY' || fail "crh's SIP race through Kamailio (exit $status): $(tail -n 5 "$work/race.out")"
+import json, sys
+race = json.load(open(sys.argv[1]))["race"]
+rounds, one = race["rounds"], race["winners"].get("1", 0)
+print("crh's SIP race through kamailio: %d rounds, %d with one winner, %d violation(s)" % (rounds, one, race["violation_count"]))
+sys.exit(0 if rounds >= 10 and one == rounds and race["violation_count"] == 0 else 1)
+PY
+[ "$status" = 0 ] || fail "crh load's SIP race through Kamailio exited $status, expected 0"
 
 kill -0 "$serve_pid" 2>/dev/null || fail "crh serve died"
 kill -0 "$kpid" 2>/dev/null || fail "kamailio died"
