@@ -8,7 +8,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev
   curl wrk nginx-light nghttp2-client libxml2-utils tcpdump tshark
-  sip-tester kamailio iproute2   # the SIP interop tests (tests/sip): SIPp and Kamailio as real peers
+  sip-tester kamailio iproute2 nftables   # the SIP interop tests (tests/sip): SIPp and Kamailio as real peers; loss without netem
   clang libclang-rt-dev
   python3   # the tests normalize and read documents with it (tests/golden, tests/cli)
 )
