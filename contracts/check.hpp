@@ -76,6 +76,7 @@ struct Check {
   bool slow = false;               // runs only with --slow, in the background
   bool owns_channel = false;       // compares the whole alias list: runs before slow checks start
   bool needs_call_hook = false;    // skipped when the profile has no call hook
+  bool calls_by_driver = false;    // its calls go through the call driver: with SIP it needs no HTTP hook
   bool run_wide = false;           // judges every exchange of the run: runs last
   // Needs the target to itself for long (exploration): runs once every other
   // check but the run-wide ones is done, so nothing runs beside it and what

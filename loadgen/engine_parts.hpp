@@ -244,11 +244,23 @@ void ledger_tag_done(Run& run, std::uint64_t ticket, const Answer& a, const std:
                      Clock::time_point sent);
 void ledger_untag_done(Run& run, const Op& untag);
 
+// ---- race.cpp: calls through a driver without a wire (SIP)
+
+// Places one call through the driver and waits for it without blocking the
+// thread; `sent` and `done` are when it was fired and when its outcome came.
+net::awaitable<core::CallResult> place_armed(Worker& w, const std::string& alias, const std::string& caller,
+                                             Clock::time_point& sent, Clock::time_point& done);
+// What a driver's call result counts as in the statistics, and in the history.
+Answer answer_of(const core::CallResult& r, Clock::time_point done);
+Outcome op_outcome(core::CallOutcome o);
+
 // ---- traffic.cpp: requests, and the get and mixed scenarios
 
 // The request of `op` through the API model; `id` is what it addresses.
+inline constexpr std::string_view kMixedCaller = "+15550000000";  // who places the mixed load's calls
 core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string& id,
-                              const std::string& caller = "+15550000000", std::string_view value = kLoadDatabaseValue);
+                              const std::string& caller = std::string(kMixedCaller),
+                              std::string_view value = kLoadDatabaseValue);
 std::string bytes_for(const Run& run, const core::HttpRequest& r);
 
 // A request ready to send, built once.

@@ -109,31 +109,6 @@ net::awaitable<void> fire_together(Worker& w, std::vector<std::unique_ptr<core::
   co_await wg.wait();
 }
 
-// What a driver's call result counts as in the statistics and the history.
-Answer answer_of(const core::CallResult& r, Clock::time_point done) {
-  Answer a;
-  a.status = r.status;
-  a.done = done;
-  if (r.status == 0) {
-    a.failure = Failure::timeout;
-    a.error = r.evidence;
-  } else if (r.outcome != core::CallOutcome::connected && r.outcome != core::CallOutcome::refused) {
-    a.error = r.evidence;  // why the answer says nothing of the binding
-  }
-  if (r.outcome == core::CallOutcome::throttled) a.retry_after = 0.0;
-  return a;
-}
-
-Outcome op_outcome(core::CallOutcome o) {
-  switch (o) {
-    case core::CallOutcome::connected: return Outcome::ok;
-    case core::CallOutcome::refused: return Outcome::fail;
-    case core::CallOutcome::throttled:
-    case core::CallOutcome::unknown: break;
-  }
-  return Outcome::indeterminate;
-}
-
 std::string caller_number(int slot, int caller, int callers) {
   // Distinct numbers for every caller of every slot of every shard: a binding
   // that outlives its epoch shows up as a refusal of another slot's callers.
@@ -277,6 +252,41 @@ void close_round(Worker& w, oracle::Round& round, std::size_t winners, Clock::ti
 }
 
 }  // namespace
+
+Answer answer_of(const core::CallResult& r, Clock::time_point done) {
+  Answer a;
+  a.status = r.status;
+  a.done = done;
+  if (r.status == 0) {
+    a.failure = Failure::timeout;
+    a.error = r.evidence;
+  } else if (r.outcome != core::CallOutcome::connected && r.outcome != core::CallOutcome::refused) {
+    a.error = r.evidence;  // why the answer says nothing of the binding
+  }
+  if (r.outcome == core::CallOutcome::throttled) a.retry_after = 0.0;
+  return a;
+}
+
+Outcome op_outcome(core::CallOutcome o) {
+  switch (o) {
+    case core::CallOutcome::connected: return Outcome::ok;
+    case core::CallOutcome::refused: return Outcome::fail;
+    case core::CallOutcome::throttled:
+    case core::CallOutcome::unknown: break;
+  }
+  return Outcome::indeterminate;
+}
+
+net::awaitable<core::CallResult> place_armed(Worker& w, const std::string& alias, const std::string& caller,
+                                             Clock::time_point& sent, Clock::time_point& done) {
+  std::vector<std::unique_ptr<core::ArmedCall>> armed;
+  armed.push_back(w.run.calls.arm(alias, caller));
+  std::vector<Clock::time_point> sents(1), dones(1);
+  co_await fire_together(w, armed, sents, dones);
+  sent = sents[0];
+  done = dones[0];
+  co_return armed[0]->result();
+}
 
 net::awaitable<void> race_slot(Worker& w, int slot) {
   Run& run = w.run;

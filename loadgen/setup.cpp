@@ -3,9 +3,11 @@
 #include "loadgen/setup.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <boost/json.hpp>
 
 #include "core/api.hpp"
+#include "core/call_drivers.hpp"
 #include "core/http_client.hpp"
 
 namespace crh::loadgen {
@@ -219,11 +221,10 @@ void require_untagged(const LoadConfig& c, const core::FieldNames& names, const 
                    "another --channel");
 }
 
-// Places one call on a freshly tagged alias, so that a target without the
-// call hook is told so instead of racing on 404s.
-// One tag of the load's name (and its untag): its answer's JSON. The caller
-// places a call in between when `call` is set (the race's probe of the hook).
-json::value probe_tag(core::HttpClient& client, const LoadConfig& c, std::optional<core::Exchange>* call) {
+// One tag of the load's name (and its untag): its answer's JSON. `call`, when
+// set, places a call on the tagged alias in between (the race's probe).
+json::value probe_tag(core::HttpClient& client, const LoadConfig& c,
+                      const std::function<void(const std::string& alias)>& call = {}) {
   auto request = op(c, Operation::tag, {.tag = load_tag_name(c.shard), .minutes = c.target.dialect.minutes.fit(1)});
   const std::string shown = request.method + " " + c.target.base.to_string() + request.target;
   auto tag = client.send(std::move(request));
@@ -239,9 +240,28 @@ json::value probe_tag(core::HttpClient& client, const LoadConfig& c, std::option
   if (!alias)
     throw SetupError("tagging an alias: looked for the alias id under " + joined(c.target.dialect.fields.alias_id) +
                      " (profile id_fields.alias) in the answer, found " + fields_of(body) + ": " + answer_text(tag));
-  if (call) *call = client.send(op(c, Operation::call, {.id = *alias, .caller = "+15559999999"}));
+  try {
+    if (call) call(*alias);
+  } catch (...) {
+    client.send(op(c, Operation::untag, {.id = *alias}));
+    throw;
+  }
   client.send(op(c, Operation::untag, {.id = *alias}));
   return body;
+}
+
+// Places one SIP call on a freshly tagged alias through the SIP driver, so
+// that a SIP target that does not answer or does not connect is told so
+// instead of racing on unknown outcomes.
+json::value probe_sip_call(core::HttpClient& client, const LoadConfig& c) {
+  auto driver = core::make_call_driver(c.target, c.statuses, {.timeout = c.timeout});
+  return probe_tag(client, c, [&](const std::string& alias) {
+    const auto r = driver->place(alias, "+15559999999");
+    if (r.outcome != core::CallOutcome::connected)
+      throw SetupError("the first SIP caller of a freshly tagged alias (" + alias + ") did not connect: " + r.evidence +
+                       ". The race over SIP needs --sip-target to take calls to the alias's number (profile "
+                       "sip.number_field, sip.uri)");
+  });
 }
 
 json::value probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
@@ -250,7 +270,10 @@ json::value probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
     throw SetupError("the race needs the call hook (DESIGN.md §4), and the profile says the target has none");
   const std::string base = c.target.base.to_string();
   std::optional<core::Exchange> placed;
-  json::value body = probe_tag(client, c, &placed);
+  json::value body =
+      probe_tag(client, c, [&](const std::string& alias) {
+        placed = client.send(op(c, Operation::call, {.id = alias, .caller = "+15559999999"}));
+      });
   const auto alias = core::api::tagged_alias_id(c.target.dialect.fields, body).value_or("?");
   const core::Exchange& call = *placed;
   if (!call.response || call.response->status != 200)
@@ -331,8 +354,8 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
     d.agent_states = found.agent_states;
   }
   std::optional<json::value> tag_answer;
-  if (c.scenario == Scenario::race) tag_answer = probe_call_hook(client, c);
-  else if (tags && !shows_field(names, aliases)) tag_answer = probe_tag(client, c, nullptr);
+  if (c.scenario == Scenario::race) tag_answer = c.target.calls.sip ? probe_sip_call(client, c) : probe_call_hook(client, c);
+  else if (tags && !shows_field(names, aliases)) tag_answer = probe_tag(client, c);
   // Where the list shows no tag under the profile's name, the field in which
   // the tag answer showed the name just sent is where this target keeps it.
   if (tag_answer && !shows_field(names, aliases))

@@ -101,6 +101,19 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
       const auto& v = mix->variants[mix->pick(w.rng)];
       p = &v[v.size() == 1 ? 0 : std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(w.rng)];
     }
+    if (p->op == OpKind::call && !run.calls.has_wire()) {  // a SIP call: the driver owns its sockets
+      Clock::time_point sent, done;
+      const std::string caller(kMixedCaller);
+      const auto r = co_await place_armed(w, p->id, caller, sent, done);
+      const Answer a = answer_of(r, done);
+      record(w, OpKind::sip_call, a, due, sent, due);
+      if (due >= run.measure_from) ++w.stats.scheduled;
+      Op logged = make_op(run, 0, OpKind::sip_call, p->id, caller, sent, a);
+      logged.outcome = op_outcome(r.outcome);
+      w.log(std::move(logged));
+      if (interval.count() > 0) due += interval;
+      continue;
+    }
     std::string written;
     const std::string unique = mix && p->op == OpKind::db_set ? unique_write(w, *p, written) : std::string();
     Clock::time_point sent = Clock::now();

@@ -170,7 +170,7 @@ std::optional<std::string> reason_to_skip(const std::string& scenario, const con
                                           const core::Target& target) {
   if (contract.unreachable) return scenario + " load: not run, the target could not be reached";
   if (InterruptScope::requested()) return scenario + " load: not run, the run was interrupted";
-  if (scenario == "race" && !target.dialect.call_hook.enabled)
+  if (scenario == "race" && !target.dialect.call_hook.enabled && !target.calls.sip)
     return "race load: not run, the profile says the target has no call hook (DESIGN.md §4)";
   return std::nullopt;
 }
@@ -188,8 +188,8 @@ loadgen::LoadConfig load_config_for(const std::string& scenario, const RunContex
   config.duration = std::chrono::milliseconds(static_cast<long>(ctx.o.load_duration_s * 1000));
   config.timeout = ctx.o.target.timeout();
   config.mix = loadgen::parse_mix(loadgen::kDefaultMix);
-  // A target without the call hook cannot be called: the mix leaves calls out.
-  if (!ctx.target.dialect.call_hook.enabled)
+  // A target without the call hook (and no SIP driver) cannot be called: the mix leaves calls out.
+  if (!ctx.target.dialect.call_hook.enabled && !ctx.target.calls.sip)
     std::erase_if(config.mix, [](const loadgen::MixEntry& m) { return m.op == oracle::OpKind::call; });
   return config;
 }

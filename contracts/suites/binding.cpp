@@ -285,7 +285,8 @@ void add_binding_checks(std::vector<Check>& out) {
                        connects(ctx, alias, ctx.caller(1), "B3", "the bound caller calls again");
                        refused_call(ctx, alias, ctx.caller(3), "B3", "alias still bound to " + ctx.caller(1));
                      },
-                 .needs_call_hook = true});
+                 .needs_call_hook = true,
+                 .calls_by_driver = true});
   out.push_back({.id = "binding.independent-aliases",
                  .suite = s,
                  .rules = {"B1", "B2", "B3"},
@@ -301,19 +302,22 @@ void add_binding_checks(std::vector<Check>& out) {
                        refused_call(ctx, a, ctx.caller(2), "B2", "alias " + a + " is bound to " + ctx.caller(1));
                        refused_call(ctx, b, ctx.caller(1), "B2", "alias " + b + " is bound to " + ctx.caller(2));
                      },
-                 .needs_call_hook = true});
+                 .needs_call_hook = true,
+                 .calls_by_driver = true});
   out.push_back({.id = "binding.same-tag-name",
                  .suite = s,
                  .rules = {"B1", "B2", "B3"},
                  .summary = "two live aliases tagged with the same tag name bind two callers independently",
                  .body = same_tag_name,
-                 .needs_call_hook = true});
+                 .needs_call_hook = true,
+                 .calls_by_driver = true});
   out.push_back({.id = "binding.fresh-after-retag",
                  .suite = s,
                  .rules = {"B1", "B2"},
                  .summary = "an alias tagged again after its bound tag was deleted takes a new first caller",
                  .body = fresh_after_retag,
-                 .needs_call_hook = true});
+                 .needs_call_hook = true,
+                 .calls_by_driver = true});
   out.push_back({.id = "binding.free-after-delete",
                  .suite = s,
                  .rules = {"B1", "T1"},
@@ -334,7 +338,8 @@ void add_binding_checks(std::vector<Check>& out) {
                                       "ends the lock), got " +
                                       answer_of(r));
                      },
-                 .needs_call_hook = true});
+                 .needs_call_hook = true,
+                 .calls_by_driver = true});
   out.push_back({.id = "binding.race",
                  .suite = s,
                  .rules = {"B1", "B2"},
@@ -346,7 +351,8 @@ void add_binding_checks(std::vector<Check>& out) {
                      [](CheckContext& ctx) {
                        for (int round = 0; round < kRaceRounds; ++round) race_round(ctx, round, kRaceCallers);
                      },
-                 .needs_call_hook = true});
+                 .needs_call_hook = true,
+                 .calls_by_driver = true});
 }
 
 void add_expiry_checks(std::vector<Check>& out) {
@@ -357,7 +363,8 @@ void add_expiry_checks(std::vector<Check>& out) {
                             "it, and it is free (and untagged) once its minutes have passed since the tag operation",
                  .body = lifetime,
                  .slow = true,
-                 .needs_call_hook = true});
+                 .needs_call_hook = true,
+                 .calls_by_driver = true});
 }
 
 }  // namespace crh::contracts::suites

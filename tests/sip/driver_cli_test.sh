@@ -72,7 +72,19 @@ CRH_API_KEY=$key run contract --base-url "$url" --call-driver sip --sip-target "
 grep -q "B2" "$work/run.out" || fail "B2 is not named against binding-racy over SIP"
 stop "$pid"
 
-step "e. usage errors"
+step "e. a SIP target that never answers: the race is not run, and says why (never a pass)"
+python3 -c 'import socket,time; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.bind(("127.0.0.1",0)); print(s.getsockname()[1], flush=True); time.sleep(30)' >"$work/silent.port" &
+pids+=("$!")
+for _ in $(seq 50); do [ -s "$work/silent.port" ] && break; sleep 0.05; done
+start --aliases 24
+CRH_API_KEY=$key run load --base-url "$url" --call-driver sip --sip-target "127.0.0.1:$(cat "$work/silent.port")" \
+  --scenario race --duration 1 --timeout 500
+[ "$code" -ne 0 ] || { fail "a race against a silent SIP target exited 0"; show; }
+grep -q "did not connect" "$work/run.err" || { fail "the silent SIP target's race does not say the first SIP caller did not connect"; show; }
+grep -q "Timer B" "$work/run.err" || fail "the silent SIP target's message does not name Timer B"
+stop "$pid"
+
+step "f. usage errors"
 for args in "--call-driver sip --base-url http://127.0.0.1:9" "--sip-target 127.0.0.1:5060" \
             "--call-driver sip --sip-target 127.0.0.1" "--call-driver xmpp"; do
   CRH_API_KEY=$key run load --scenario race --duration 1 $args
