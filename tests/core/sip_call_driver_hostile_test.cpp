@@ -14,20 +14,11 @@ using crh::core::CallOutcome;
 using crh::core::SipCallDriver;
 using crh::core::SipCallRecord;
 using crh::core::SipDriverConfig;
+using crh::test::driver_config_for;
 using crh::test::ScriptedSipPeer;
 using Reply = ScriptedSipPeer::Reply;
 namespace sip = crh::core::sip;
 using namespace std::chrono_literals;
-
-SipDriverConfig config_for(const ScriptedSipPeer& peer, std::chrono::milliseconds timeout) {
-  SipDriverConfig c;
-  std::string why;
-  c.target = *crh::core::parse_sip_target(peer.target(), why);
-  c.timeout = timeout;
-  c.t1 = 50ms;
-  c.number_of = [](const std::string& alias) -> std::optional<std::string> { return "+1555000" + alias; };
-  return c;
-}
 
 using InviteAnswers = std::function<std::vector<Reply>(const ScriptedSipPeer&, const sip::Message&, int)>;
 ScriptedSipPeer::Script on_invite(InviteAnswers answers) {
@@ -45,7 +36,7 @@ TEST(SipCallDriverHostile, ProvisionalAndNeverAFinalIsUnknownThenCancelled) {
     if (m.method == "CANCEL") return {{peer.answer(m, 200, "OK")}};  // and still no final answer
     return {};
   });
-  SipCallDriver driver(config_for(peer, 300ms));
+  SipCallDriver driver(driver_config_for(peer, 300ms));
   auto start = std::chrono::steady_clock::now();
   auto r = driver.place("1", "+15551234");
   EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
@@ -62,7 +53,7 @@ TEST(SipCallDriverHostile, ProvisionalAndNeverAFinalIsUnknownThenCancelled) {
 
 TEST(SipCallDriverHostile, SilenceRetransmitsThenTimesOutWithoutCancel) {
   ScriptedSipPeer peer(false, on_invite([](auto&, auto&, int) { return std::vector<Reply>{}; }));
-  SipCallDriver driver(config_for(peer, 400ms));
+  SipCallDriver driver(driver_config_for(peer, 400ms));
   auto r = driver.place("1", "+15551234");
   EXPECT_EQ(r.outcome, CallOutcome::unknown);
   EXPECT_NE(r.evidence.find("Timer B"), std::string::npos);
@@ -74,7 +65,7 @@ TEST(SipCallDriverHostile, FinalAnswerTwiceIsCountedOnceAndAckedAgain) {
   ScriptedSipPeer peer(false, on_invite([](const ScriptedSipPeer& p, const sip::Message& m, int) {
     return std::vector<Reply>{{p.answer(m, 403, "Forbidden")}, {p.answer(m, 403, "Forbidden"), 30ms}};
   }));
-  auto config = config_for(peer, 2000ms);
+  auto config = driver_config_for(peer, 2000ms);
   std::atomic<int> observed{0};
   config.observe = [&](const SipCallRecord&) { ++observed; };
   SipCallDriver driver(config);
@@ -90,7 +81,7 @@ TEST(SipCallDriverHostile, OkTwiceIsAckedTwiceAndByedOnce) {
   ScriptedSipPeer peer(false, on_invite([](const ScriptedSipPeer& p, const sip::Message& m, int) {
     return std::vector<Reply>{{p.answer(m, 200, "OK")}, {p.answer(m, 200, "OK"), 30ms}};
   }));
-  SipCallDriver driver(config_for(peer, 2000ms));
+  SipCallDriver driver(driver_config_for(peer, 2000ms));
   EXPECT_EQ(driver.place("1", "+15551234").outcome, CallOutcome::connected);
   ASSERT_TRUE(peer.wait_for("ACK", 2, 2s));
   std::this_thread::sleep_for(100ms);
@@ -103,7 +94,7 @@ TEST(SipCallDriverHostile, AnAnswerFromAnotherAddressDecidesNothing) {
     forged.from_other_address = true;
     return std::vector<Reply>{forged, {p.answer(m, 403, "Forbidden"), 100ms}};
   }));
-  SipCallDriver driver(config_for(peer, 2000ms));
+  SipCallDriver driver(driver_config_for(peer, 2000ms));
   auto r = driver.place("1", "+15551234");
   EXPECT_EQ(r.outcome, CallOutcome::refused) << r.evidence;
   EXPECT_NE(r.evidence.find(" answer(s) from another address (127.0.0.1:"), std::string::npos) << r.evidence;
@@ -122,7 +113,7 @@ TEST(SipCallDriverHostile, MalformedAndHugeAnswersAreIgnored) {
                               {huge},
                               {p.answer(m, 403, "Forbidden"), 50ms}};
   }));
-  SipCallDriver driver(config_for(peer, 2000ms));
+  SipCallDriver driver(driver_config_for(peer, 2000ms));
   auto r = driver.place("1", "+15551234");
   EXPECT_EQ(r.outcome, CallOutcome::refused) << r.evidence;
 }
@@ -133,7 +124,7 @@ TEST(SipCallDriverHostile, AFloodOfRetransmittedAnswersDoesNotHang) {
     for (int i = 0; i < 2000; ++i) flood.push_back({p.answer(m, i % 2 ? 180 : 200, "OK")});
     return flood;
   }));
-  SipCallDriver driver(config_for(peer, 2000ms));
+  SipCallDriver driver(driver_config_for(peer, 2000ms));
   auto start = std::chrono::steady_clock::now();
   auto r = driver.place("1", "+15551234");
   EXPECT_EQ(r.outcome, CallOutcome::connected);
@@ -151,7 +142,7 @@ TEST(SipCallDriverHostile, TcpStreamGarbageEndsTheCallNotTheDriver) {
     if (nth == 1) return std::vector<Reply>{{"SIP/2.0 200 OK\r\nno content length\r\n\r\n"}};
     return std::vector<Reply>{{p.answer(m, 200, "OK")}};
   }));
-  SipCallDriver driver(config_for(peer, 2000ms));
+  SipCallDriver driver(driver_config_for(peer, 2000ms));
   auto r = driver.place("1", "+15551234");
   EXPECT_EQ(r.outcome, CallOutcome::unknown);
   EXPECT_NE(r.evidence.find("TCP"), std::string::npos) << r.evidence;
@@ -167,7 +158,7 @@ TEST(SipCallDriverHostile, SettleCancelsPendingCallsAndByesALate200) {
     if (ringing) return {{p.answer(m, 180, "Ringing")}};
     return {{p.answer(m, 100, "Trying")}, {p.answer(m, 200, "OK"), 500ms}};  // long after Timer B
   });
-  auto config = config_for(peer, 250ms);
+  auto config = driver_config_for(peer, 250ms);
   SipCallDriver late_driver(config);
   auto late = late_driver.arm("2", "+15552222");
   late->fire();

@@ -17,23 +17,11 @@ using crh::core::CallOutcome;
 using crh::core::SipCallDriver;
 using crh::core::SipCallRecord;
 using crh::core::SipDriverConfig;
+using crh::test::driver_config_for;
 using crh::test::ScriptedSipPeer;
 using Reply = ScriptedSipPeer::Reply;
 namespace sip = crh::core::sip;
 using namespace std::chrono_literals;
-
-SipDriverConfig config_for(const ScriptedSipPeer& peer, std::chrono::milliseconds timeout = 2000ms) {
-  SipDriverConfig c;
-  std::string why;
-  c.target = *crh::core::parse_sip_target(peer.target(), why);
-  c.timeout = timeout;
-  c.t1 = 50ms;
-  c.number_of = [](const std::string& alias) -> std::optional<std::string> {
-    if (alias == "unknown") return std::nullopt;
-    return "+1555000" + alias;
-  };
-  return c;
-}
 
 // A peer answering every INVITE with `status` (after a 100), and ACK/BYE/CANCEL as a UAS does.
 ScriptedSipPeer::Script answering(unsigned status, std::string reason, std::vector<sip::Header> extra = {}) {
@@ -49,7 +37,7 @@ std::string branch_of(const sip::Message& m) { return sip::param_of(m.all("Via")
 
 TEST(SipCallDriver, OkIsConnectedThenAckAndBye) {
   ScriptedSipPeer peer(false, answering(200, "OK"));
-  SipCallDriver driver(config_for(peer));
+  SipCallDriver driver(driver_config_for(peer));
   auto r = driver.place("1", "+15551234");
   EXPECT_EQ(r.outcome, CallOutcome::connected) << r.evidence;
   EXPECT_EQ(r.status, 200u);
@@ -76,7 +64,7 @@ TEST(SipCallDriver, OkIsConnectedThenAckAndBye) {
 
 TEST(SipCallDriver, RecordRouteBecomesTheRouteSetReversed) {
   ScriptedSipPeer peer(false, answering(200, "OK", {{"Record-Route", "<sip:proxy2.test;lr>, <sip:proxy1.test;lr>"}}));
-  SipCallDriver driver(config_for(peer));
+  SipCallDriver driver(driver_config_for(peer));
   EXPECT_EQ(driver.place("1", "+15551234").outcome, CallOutcome::connected);
   ASSERT_TRUE(peer.wait_for("BYE", 1, 2s));
   for (const auto& request : {peer.received("ACK").at(0), peer.received("BYE").at(0)}) {
@@ -90,7 +78,7 @@ TEST(SipCallDriver, RecordRouteBecomesTheRouteSetReversed) {
 
 TEST(SipCallDriver, ForbiddenIsRefusedAckedInItsTransactionNoBye) {
   ScriptedSipPeer peer(false, answering(403, "Forbidden"));
-  SipCallDriver driver(config_for(peer));
+  SipCallDriver driver(driver_config_for(peer));
   auto r = driver.place("1", "+15551234");
   EXPECT_EQ(r.outcome, CallOutcome::refused) << r.evidence;
   EXPECT_EQ(r.evidence.rfind("SIP 403 Forbidden (after 100) to sip:+15550001@127.0.0.1:", 0), 0u) << r.evidence;
@@ -107,7 +95,7 @@ TEST(SipCallDriver, ForbiddenIsRefusedAckedInItsTransactionNoBye) {
 
 TEST(SipCallDriver, ServiceUnavailableWithRetryAfterIsThrottled) {
   ScriptedSipPeer peer(false, answering(503, "Service Unavailable", {{"Retry-After", "5"}}));
-  SipCallDriver driver(config_for(peer));
+  SipCallDriver driver(driver_config_for(peer));
   auto r = driver.place("1", "+15551234");
   EXPECT_EQ(r.outcome, CallOutcome::throttled) << r.evidence;
   EXPECT_FALSE(r.failure);
@@ -120,7 +108,7 @@ TEST(SipCallDriver, ServerErrorsAndUnroutableNumbersAreFailures) {
                                       {404u, "Not Found", "the alias's number +15550001 is not routable"},
                                       {484u, "Address Incomplete", "not routable, yet the alias is tagged"}}) {
     ScriptedSipPeer peer(false, answering(status, reason));
-    SipCallDriver driver(config_for(peer));
+    SipCallDriver driver(driver_config_for(peer));
     auto r = driver.place("1", "+15551234");
     EXPECT_EQ(r.outcome, CallOutcome::unknown) << r.evidence;
     EXPECT_TRUE(r.failure) << status;
@@ -135,7 +123,7 @@ TEST(SipCallDriver, AnswersThatSayNothingOfTheBindingAreUnknownWithTheReason) {
     std::vector<sip::Header> extra;
     if (status == 302) extra.push_back({"Contact", "<sip:elsewhere@192.0.2.1>"});
     ScriptedSipPeer peer(false, answering(status, reason, extra));
-    SipCallDriver driver(config_for(peer));
+    SipCallDriver driver(driver_config_for(peer));
     auto r = driver.place("1", "+15551234");
     EXPECT_EQ(r.outcome, CallOutcome::unknown) << r.evidence;
     EXPECT_FALSE(r.failure) << status;
@@ -148,7 +136,7 @@ TEST(SipCallDriver, AnswersThatSayNothingOfTheBindingAreUnknownWithTheReason) {
 
 TEST(SipCallDriver, RefusalsComeFromTheProfile) {
   ScriptedSipPeer peer(false, answering(486, "Busy Here"));
-  auto config = config_for(peer);
+  auto config = driver_config_for(peer);
   config.refusals = {403, 486};
   SipCallDriver driver(config);
   EXPECT_EQ(driver.place("1", "+1").outcome, CallOutcome::refused);
@@ -207,7 +195,7 @@ TEST(SipCallDriver, DigestChallengeIsAnsweredOnceWithCredentialsFromTheEnvironme
   setenv("CRH_SIP_PASSWORD", "s3cret-pw", 1);
   for (unsigned status : {401u, 407u}) {
     ScriptedSipPeer peer(false, challenging(status));
-    auto config = config_for(peer);
+    auto config = driver_config_for(peer);
     config.credentials = crh::core::sip_credentials_from_env();
     ASSERT_TRUE(config.credentials);
     std::vector<SipCallRecord> records;
@@ -237,7 +225,7 @@ TEST(SipCallDriver, DigestChallengeIsAnsweredOnceWithCredentialsFromTheEnvironme
 TEST(SipCallDriver, DigestChallengeWithoutCredentialsIsUnknown) {
   unsetenv("CRH_SIP_USER");
   ScriptedSipPeer peer(false, challenging(401));
-  auto config = config_for(peer);
+  auto config = driver_config_for(peer);
   config.credentials = crh::core::sip_credentials_from_env();
   SipCallDriver driver(config);
   auto r = driver.place("1", "+15551234");
@@ -253,7 +241,7 @@ TEST(SipCallDriver, LostInvitesAreRetransmittedWithTimerA) {
     if (nth <= 2) return {};  // lost on the way
     return {{peer.answer(m, 200, "OK")}};
   });
-  auto config = config_for(peer);
+  auto config = driver_config_for(peer);
   std::vector<SipCallRecord> records;
   config.observe = [&](const SipCallRecord& r) { records.push_back(r); };
   SipCallDriver driver(config);
@@ -269,7 +257,7 @@ TEST(SipCallDriver, LostInvitesAreRetransmittedWithTimerA) {
 
 TEST(SipCallDriver, TcpCallsConnectAndReconnectAfterADrop) {
   ScriptedSipPeer peer(true, answering(200, "OK"));
-  SipCallDriver driver(config_for(peer));
+  SipCallDriver driver(driver_config_for(peer));
   EXPECT_EQ(driver.describe().substr(driver.describe().size() - 5), "(tcp)");
   auto r = driver.place("1", "+15551234");
   EXPECT_EQ(r.outcome, CallOutcome::connected) << r.evidence;
@@ -287,7 +275,7 @@ TEST(SipCallDriver, ManyCallsFiredTogetherAllGetTheirResults) {
       if (m.method != "INVITE") return peer.standard(m);
       return {{peer.answer(m, 100, "Trying")}, {peer.answer(m, nth == 1 ? 200 : 403, nth == 1 ? "OK" : "Forbidden")}};
     });
-    SipCallDriver driver(config_for(peer));
+    SipCallDriver driver(driver_config_for(peer));
     std::vector<std::unique_ptr<crh::core::ArmedCall>> calls;
     for (int i = 0; i < 20; ++i) calls.push_back(driver.arm("7", "+1555100" + std::to_string(i)));
     std::atomic<int> done{0};
@@ -312,7 +300,7 @@ TEST(SipCallDriver, ManyCallsFiredTogetherAllGetTheirResults) {
 
 TEST(SipCallDriver, ThreadsArmAndFireAtOnce) {
   ScriptedSipPeer peer(false, answering(200, "OK"));
-  SipCallDriver driver(config_for(peer));
+  SipCallDriver driver(driver_config_for(peer));
   std::atomic<int> connected{0};
   std::vector<std::thread> workers;
   for (int w = 0; w < 4; ++w)
@@ -330,7 +318,7 @@ TEST(SipCallDriver, ThreadsArmAndFireAtOnce) {
 
 TEST(SipCallDriver, ArmingWithoutANumberOrAPeer) {
   ScriptedSipPeer peer(false, answering(200, "OK"));
-  SipCallDriver driver(config_for(peer));
+  SipCallDriver driver(driver_config_for(peer));
   auto call = driver.arm("unknown", "+1");
   EXPECT_FALSE(call->ready());
   call->fire();
@@ -351,7 +339,7 @@ TEST(SipCallDriver, IPv6Loopback) {
     } catch (const std::exception& e) {
       GTEST_SKIP() << "no IPv6 loopback here: " << e.what();
     }
-    SipCallDriver driver(config_for(*peer));
+    SipCallDriver driver(driver_config_for(*peer));
     auto r = driver.place("1", "+15551234");
     EXPECT_EQ(r.outcome, CallOutcome::connected) << r.evidence;
     EXPECT_NE(r.evidence.find("@[::1]:"), std::string::npos) << r.evidence;

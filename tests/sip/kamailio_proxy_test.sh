@@ -16,13 +16,9 @@ for d in /usr/lib/x86_64-linux-gnu/kamailio/modules /usr/lib/kamailio/modules /u
   [ -f "$d/tm.so" ] && mpath=$d/ && break
 done
 [ -n "$mpath" ] || { echo "SKIP: kamailio's modules (tm.so) not found"; exit 77; }
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+begin_sip_test
 
 # CRH_SIP_TEST_SERVE_ARGS (e.g. "--fault binding-racy") shows that the test can fail.
 start_serve --sip-t1-ms 100 ${CRH_SIP_TEST_SERVE_ARGS:-} || exit 1

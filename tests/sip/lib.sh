@@ -4,6 +4,16 @@
 # alias over HTTP, read the HTTP view, and read SIPp's per-message counts.
 # Callers set $work (a temp dir) and $crh, and kill "${pids[@]}" on exit.
 
+# A test's scratch folder ($work), its processes ($pids, stopped on exit) and
+# its failures (fail MESSAGE counts one).
+begin_sip_test() {
+  work=$(mktemp -d)
+  pids=()
+  trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+  failures=0
+}
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
 # Starts crh serve with HTTP and SIP on ephemeral loopback ports; sets $url,
 # $sip_addr (HOST:PORT), $serve_pid. Extra arguments go to crh serve.
 start_serve() {

@@ -8,13 +8,9 @@ set -uo pipefail
 crh=${1:?usage: serve_sip_cli_test.sh CRH_BINARY}
 here=$(cd "$(dirname "$0")" && pwd)
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is needed to send SIP"; exit 77; }
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+begin_sip_test
 
 # Sends an OPTIONS over $1 (udp/tcp) to $2 (HOST:PORT); prints the status line.
 options() {

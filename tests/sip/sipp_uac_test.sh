@@ -10,13 +10,9 @@ crh=${1:?usage: sipp_uac_test.sh CRH_BINARY}
 here=$(cd "$(dirname "$0")" && pwd)
 command -v sipp >/dev/null 2>&1 || { echo "SKIP: sipp is not installed (Debian: apt-get install sip-tester)"; exit 77; }
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is needed to read SIPp's counts"; exit 77; }
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
 # shellcheck source=lib.sh
 . "$here/lib.sh"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+begin_sip_test
 
 # CRH_SIP_TEST_SERVE_ARGS (e.g. "--fault binding-racy") shows that the test can fail.
 start_serve --sip-t1-ms 100 ${CRH_SIP_TEST_SERVE_ARGS:-} || exit 1

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/sip_call_driver.hpp"
 #include "core/sip_message.hpp"
 
 namespace crh::test {
@@ -69,5 +70,21 @@ class ScriptedSipPeer {
   bool stopping_ = false, drop_ = false;
   std::thread thread_;
 };
+
+// A driver's configuration aimed at `peer`: T1 of 50 ms, Timer B `timeout`,
+// alias A numbered "+1555000A" (the alias "unknown" has no number).
+inline core::SipDriverConfig driver_config_for(const ScriptedSipPeer& peer,
+                                               std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) {
+  core::SipDriverConfig c;
+  std::string why;
+  c.target = *core::parse_sip_target(peer.target(), why);
+  c.timeout = timeout;
+  c.t1 = std::chrono::milliseconds(50);
+  c.number_of = [](const std::string& alias) -> std::optional<std::string> {
+    if (alias == "unknown") return std::nullopt;
+    return "+1555000" + alias;
+  };
+  return c;
+}
 
 }  // namespace crh::test
