@@ -103,6 +103,7 @@ int run_contract_command(const ContractOptions& o) {
     std::cout << "crh contract: checking " << run.target.base.to_string()
               << (embedded ? " (embedded reference service)" : "") << ", channel " << run.target.channel
               << (o.contract.slow ? ", with the slow checks" : "")
+              << (run.target.calls.sip ? ", calls as SIP INVITEs to " + run.target.calls.sip_target.text() : "")
               << (explores(run) ? ", exploring " + std::to_string(run.explore.operations) + " operations from seed " +
                                       std::to_string(run.explore.seed) + " (--seed " +
                                       std::to_string(run.explore.seed) + " replays them)"

@@ -114,7 +114,9 @@ void announce(const RunContext& ctx, bool comparing) {
                                                         std::to_string(o.load_duration_s).substr(0, 4) + " s"
                                                   : std::string("no load");
   std::cout << "crh run: " << ctx.target.base.to_string() << (ctx.embedded ? " (embedded reference service)" : "")
-            << ", channel " << ctx.target.channel << ": contract suites"
+            << ", channel " << ctx.target.channel
+            << (ctx.target.calls.sip ? ", calls as SIP INVITEs to " + ctx.target.calls.sip_target.text() : "")
+            << ": contract suites"
             << (o.contract.slow ? " (with the slow checks)" : "") << ", then " << loads
             << (comparing ? ", compared with " + o.baseline.file : "") << "\n"
             << std::flush;
