@@ -20,18 +20,9 @@
 #include <vector>
 
 #include "core/call_driver.hpp"
+#include "core/target.hpp"  // SipTarget
 
 namespace crh::core {
-
-// Where the SIP calls go: "HOST:PORT[;transport=tcp]" ("[::1]:5060" for IPv6).
-struct SipTarget {
-  std::string host;
-  unsigned short port = 5060;
-  bool tcp = false;
-  std::string text() const;  // as parsed back by parse_sip_target
-};
-// Nothing, with `why` set, when the text is not a SIP target.
-std::optional<SipTarget> parse_sip_target(std::string_view text, std::string& why);
 
 // Digest credentials (RFC 3261 §22, RFC 2617 MD5): from CRH_SIP_USER and
 // CRH_SIP_PASSWORD. The password is never printed nor written anywhere.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,25 @@ struct SipMapping {
   std::string uri_template = "sip:{number}@{host}:{port}";
 };
 
+// Where SIP calls go: "HOST:PORT[;transport=tcp]" ("[::1]:5060" for IPv6).
+struct SipTarget {
+  std::string host;
+  unsigned short port = 5060;
+  bool tcp = false;
+  std::string text() const;  // as parse_sip_target reads it
+};
+// Nothing, with `why` set, when the text is not a SIP target.
+std::optional<SipTarget> parse_sip_target(std::string_view text, std::string& why);
+
+// Which call driver places the calls (--call-driver): the HTTP call hook or
+// SIP (core/call_drivers.hpp makes it).
+struct CallDriverChoice {
+  bool sip = false;
+  SipTarget sip_target;                   // with sip: where the INVITEs go
+  std::chrono::milliseconds sip_t1{500};  // RFC 3261 T1 (--sip-t1-ms)
+  std::string name() const { return sip ? "sip" : "http"; }
+};
+
 // How the target speaks where the spec is silent (DESIGN.md §3): read once
 // from the profile, owned here, used by every part that talks to it.
 struct Dialect {
@@ -53,6 +73,7 @@ struct Target {
   std::string channel = "1";
   Dialect dialect;
   std::chrono::milliseconds minute{60'000};  // one tag minute on the target
+  CallDriverChoice calls;                    // how callers' calls reach it
 };
 
 // RFC 3986 percent-encoding of everything but unreserved characters: fit for

@@ -128,6 +128,33 @@ TEST(TargetCallHook, CustomPathReplacesEveryPlaceholder) {
 
 // --- valid_utf8 -------------------------------------------------------------
 
+TEST(SipTarget, ReadsHostPortAndTransport) {
+  std::string why;
+  auto udp = parse_sip_target("127.0.0.1:5070", why);
+  ASSERT_TRUE(udp) << why;
+  EXPECT_EQ(udp->host, "127.0.0.1");
+  EXPECT_EQ(udp->port, 5070);
+  EXPECT_FALSE(udp->tcp);
+  auto tcp = parse_sip_target("[::1]:5060;transport=TCP", why);
+  ASSERT_TRUE(tcp) << why;
+  EXPECT_EQ(tcp->host, "::1");
+  EXPECT_TRUE(tcp->tcp);
+  EXPECT_EQ(tcp->text(), "[::1]:5060;transport=tcp");
+  auto again = parse_sip_target(tcp->text(), why);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->text(), tcp->text());
+  EXPECT_EQ(parse_sip_target("sip.example.org:5060;transport=udp", why)->host, "sip.example.org");
+}
+
+TEST(SipTarget, RefusesWhatIsNotHostAndPort) {
+  for (const char* bad : {"", "127.0.0.1", "127.0.0.1:", ":5060", "127.0.0.1:0", "127.0.0.1:65536", "host:50x",
+                          "::1:5060", "[::1]5060", "127.0.0.1:5060;transport=sctp", "h:5060;lr"}) {
+    std::string why;
+    EXPECT_FALSE(parse_sip_target(bad, why)) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
+}
+
 TEST(OutputFileUtf8, KeepsValidText) {
   const std::string text = "plain ascii, caf\xC3\xA9, \xE2\x82\xAC, \xF0\x9F\x98\x80, \xF4\x8F\xBF\xBF";
   EXPECT_EQ(valid_utf8(text), text);
