@@ -24,6 +24,7 @@ CheckReport ContractJudge::Impl::finish(const ReadSummary& capture) {
   judge_reads();
   for (auto& [alias, events] : alias_events) judge_alias(alias, true);
   alias_events.clear();
+  judge_sip();
   if (epochs_cut_by_gaps)
     report.notes.push_back(std::to_string(epochs_cut_by_gaps) +
                            " tag epochs had no untag in the capture, which may miss data (gaps, or judged before its "
@@ -236,6 +237,8 @@ json::value result_document(const CheckReport& r, const CheckConfig& config,
                                  {p::duration_s, static_cast<double>(s.last_ns - s.first_ns) / 1e9},
                                  {p::unparsed_count, s.unparsed_count},
                                  {p::unparsed, std::move(unparsed)}};
+  // Only a capture that held SIP has the section (issue 26).
+  if (r.sip.messages || r.sip.unreadable) doc[k::pcap_sip::section] = sip_document(r.sip, s.first_ns);
   return doc;
 }
 
