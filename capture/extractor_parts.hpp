@@ -156,6 +156,10 @@ struct Stream {
   // bytes go to these readers, one per direction, never to the HTTP ones.
   bool sip = false;
   bool sip_decided = false;  // the first bytes were seen
+  // A first piece too short to tell ("INVITE "): held until the start line says.
+  std::string sip_held;
+  int sip_held_dir = 0;
+  std::int64_t sip_held_abs = 0;
   bool sip_broken[2] = {false, false};
   std::unique_ptr<core::sip::StreamReader> sip_reader[2];
   Stream* older = nullptr;         // open streams by last activity (Extractor::oldest .. newest)
@@ -237,6 +241,9 @@ struct Extractor {
 
   // ------------------------------------------------------ SIP (sip_extraction.cpp)
   void udp(const Segment& s, std::uint64_t frame, std::int64_t ns);
+  bool decide_sip(Stream& st, int dir, std::string_view data, std::uint64_t frame, std::int64_t ns, std::int64_t abs,
+                  std::uint32_t ack, bool acked);
+  void release_held(Stream& st, std::uint64_t frame, std::int64_t ns);
   void sip_bytes(Stream& st, int dir, std::string_view data, std::uint64_t frame, std::int64_t ns);
   void sip_broken(Stream& st, int dir, const std::string& why, std::uint64_t frame, std::int64_t ns);
   void sip_out(WireSipMessage&& m);

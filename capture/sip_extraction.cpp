@@ -35,6 +35,57 @@ bool starts_sip(std::string_view s) {
   return starts_with_nocase(uri, "sip:") || starts_with_nocase(uri, "sips:") || starts_with_nocase(uri, "tel:");
 }
 
+namespace {
+
+// Whether bytes could still become a SIP start line: a prefix of "SIP/2.0 ",
+// or a method token with at most a space and the start of a SIP or tel URI.
+bool could_be_sip(std::string_view s) {
+  if (s.size() < 8 && std::string_view("SIP/2.0 ").starts_with(s)) return true;
+  std::size_t i = 0;
+  while (i < s.size() && i < 32 && method_char(s[i])) ++i;
+  if (i == s.size()) return i < 32;
+  if (i == 0 || s[i] != ' ') return false;
+  const auto uri = s.substr(i + 1);
+  for (std::string_view scheme : {"sip:", "sips:", "tel:"})
+    if (uri.size() < scheme.size() && starts_with_nocase(scheme, uri)) return true;
+  return false;
+}
+
+}  // namespace
+
+// Decides from the stream's first bytes (with any held before) whether it
+// carries SIP; false when they are held because they cannot tell yet. The
+// held bytes go their way first once it is decided.
+bool Extractor::decide_sip(Stream& st, int dir, std::string_view data, std::uint64_t frame, std::int64_t ns,
+                           std::int64_t abs, std::uint32_t ack, bool acked) {
+  const bool same = st.sip_held.empty() || st.sip_held_dir == dir;
+  const std::string joined = same ? st.sip_held + std::string(data) : std::string(data);
+  if (same && could_be_sip(joined) && !starts_sip(joined)) {
+    if (st.sip_held.empty()) st.sip_held_abs = abs;
+    st.sip_held = joined;
+    st.sip_held_dir = dir;
+    return false;
+  }
+  st.sip_decided = true;
+  st.sip = starts_sip(joined);
+  if (st.sip) ++summary.sip_streams;
+  if (!st.sip_held.empty()) {
+    const std::string held = std::move(st.sip_held);
+    st.sip_held.clear();
+    deliver(st, st.sip_held_dir, held, frame, ns, st.sip_held_abs, ack, acked);
+  }
+  return true;
+}
+
+// The stream ends with bytes held: they were never SIP.
+void Extractor::release_held(Stream& st, std::uint64_t frame, std::int64_t ns) {
+  st.sip_decided = true;
+  if (st.sip_held.empty()) return;
+  const std::string held = std::move(st.sip_held);
+  st.sip_held.clear();
+  deliver(st, st.sip_held_dir, held, frame, ns, st.sip_held_abs, 0, false);
+}
+
 void Extractor::sip_out(WireSipMessage&& m) {
   if (m.message) ++summary.sip_messages;
   else ++summary.sip_unreadable;
