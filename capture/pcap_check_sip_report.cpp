@@ -142,8 +142,8 @@ void ContractJudge::Impl::judge_sip() {
     }
     for (std::size_t k = 0; k < inside.size(); ++k) outside += connected(*calls_of_number[i][k]) && !inside[k];
     ++judged_numbers;
-    n.judged = "judged per tag epoch: " + std::to_string(n.epochs_judged) + " epochs, " +
-               std::to_string(n.epochs_with_two_winners) + " with two winners" +
+    n.judged = "judged per tag epoch: " + std::to_string(n.epochs_judged) + " with a connected call, " +
+               std::to_string(n.epochs_with_two_winners) + " of them with two winners" +
                (outside ? "; " + std::to_string(outside) + " connected calls outside any epoch (or at its edge): not judged"
                         : "");
   }
