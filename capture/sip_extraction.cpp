@@ -140,7 +140,6 @@ void Extractor::sip_bytes(Stream& st, int dir, std::string_view data, std::uint6
 void Extractor::sip_broken(Stream& st, int dir, const std::string& why, std::uint64_t frame, std::int64_t ns) {
   if (st.sip_broken[dir]) return;
   st.sip_broken[dir] = true;
-  st.sip_reader[dir].reset();
   WireSipMessage m;
   m.tcp = true;
   m.stream = st.index;
@@ -149,6 +148,7 @@ void Extractor::sip_broken(Stream& st, int dir, const std::string& why, std::uin
   m.at = WireTime{ns, frame};
   m.error = why + " (tcp.stream " + std::to_string(st.index) + ", frame " + std::to_string(frame) +
             "; the rest of this direction is not read)";
+  st.sip_reader[dir].reset();  // only now: `why` may be the reader's own error text
   sip_out(std::move(m));
 }
 

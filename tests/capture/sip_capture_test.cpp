@@ -173,6 +173,9 @@ TEST(SipRedaction, DigestValueSplitAcrossTcpSegmentsIsOverwrittenInEach) {
     b.handshake(f, 1000);
     b.send(f, Dir::to_server, std::string_view(msg).substr(0, cut), 2000);
     b.send(f, Dir::to_server, std::string_view(msg).substr(cut), 3000);
+    // Both halves retransmitted: read from the state where their first copies began.
+    b.send_at(f, Dir::to_server, 0, std::string_view(msg).substr(0, cut), 4000);
+    b.send_at(f, Dir::to_server, static_cast<std::uint32_t>(cut), std::string_view(msg).substr(cut), 5000);
     detail::PacketRedactor redactor("some-api-key-0123456789", 8080);
     std::string payloads;
     for (const auto& frame : b.built()) {
