@@ -61,7 +61,7 @@ struct LiveSummary {
   std::uint64_t limit_bytes = 0;        // the --capture-limit asked for; 0: none
   bool limit_reached = false;
   std::uint64_t redactions = 0;       // Apikey values and SIP digest values overwritten
-  bool checksums_recomputed = false;  // edited segments got a new TCP checksum (not on loopback: offload)
+  bool checksums_recomputed = false;  // edited segments got a new TCP or UDP checksum (not on loopback: offload)
   bool lost_packets() const { return kernel_dropped > 0 || interface_dropped > 0; }
 };
 
