@@ -38,6 +38,11 @@ std::string shown_uri(const std::string& uri) {
   return uri.substr(0, second) + uri.substr(at);
 }
 
+// What a call keeps of a header's text: a hostile capture's 16 KB Call-IDs
+// must not make 100,000 calls cost gigabytes.
+constexpr std::size_t kKept = 256;
+std::string kept(std::string_view text) { return std::string(text.substr(0, kKept)); }
+
 std::string caller_of(const sip::Message& m) {
   if (const std::string* pai = m.find("P-Asserted-Identity")) {
     auto user = sip::user_of(sip::uri_of(*pai));
@@ -60,8 +65,10 @@ void SipCalls::add(WireSipMessage&& m) {
   }
   ++messages;
   const sip::Message& msg = *m.message;
-  const std::string* call_id = msg.find("Call-ID");
-  if (!call_id || call_id->empty()) return;
+  const std::string* call_id_header = msg.find("Call-ID");
+  if (!call_id_header || call_id_header->empty()) return;
+  const std::string id = kept(*call_id_header);
+  const std::string* call_id = &id;
   const std::string sender = m.source.address + " " + std::to_string(m.source.port);
   const std::uint32_t cseq = cseq_number(msg);
   if (msg.request) {
@@ -80,11 +87,11 @@ void SipCalls::add(WireSipMessage&& m) {
       c.seen.tcp = m.tcp;
       c.seen.stream = m.stream;
       c.cseq = cseq;
-      c.branch = top_branch(msg);
+      c.branch = kept(top_branch(msg));
       c.sender = sender;
     } else {
       Call& c = it->second;
-      const std::string branch = top_branch(msg);
+      const std::string branch = kept(top_branch(msg));
       if (cseq == c.cseq && branch == c.branch && sender == c.sender) {
         ++c.seen.retransmissions;
       } else if (cseq > c.cseq) {
@@ -98,9 +105,9 @@ void SipCalls::add(WireSipMessage&& m) {
       }
     }
     Call& c = it->second;
-    if (c.seen.caller.empty()) c.seen.caller = caller_of(msg);
-    if (c.seen.called.empty()) c.seen.called = sip::user_of(msg.uri);
-    if (c.seen.request_uri.empty()) c.seen.request_uri = shown_uri(msg.uri);
+    if (c.seen.caller.empty()) c.seen.caller = kept(caller_of(msg));
+    if (c.seen.called.empty()) c.seen.called = kept(sip::user_of(msg.uri));
+    if (c.seen.request_uri.empty()) c.seen.request_uri = kept(shown_uri(msg.uri));
     return;
   }
   if (msg.cseq_method() != "INVITE" || msg.status < 200) return;
@@ -131,6 +138,7 @@ void SipCalls::learn_numbers(const boost::json::value& body, const core::FieldNa
         if (n->is_string()) number = std::string(n->get_string());
         else if (n->is_int64()) number = std::to_string(n->get_int64());
       }
+    number = kept(number);
     if (alias_of_number.size() < kMaxCalls || alias_of_number.contains(number)) alias_of_number[number] = prefix + *id;
   };
   std::string why;
