@@ -38,6 +38,10 @@ struct WireEvidence {
   unsigned status = 0;          // 0: no answer
   std::string what;             // what was expected and what came (redacted)
   bool must = true;             // a MUST violation; else a SHOULD finding
+  // A SIP call's evidence (issue 26): its Call-ID (the frames are its INVITE's
+  // and final answer's, `status` the SIP status); empty for HTTP.
+  std::string sip_call_id;
+  bool udp = false;  // the SIP call went over UDP (`stream` means nothing then)
 };
 
 struct JudgedCheck {

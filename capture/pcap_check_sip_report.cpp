@@ -136,6 +136,8 @@ void ContractJudge::Impl::judge_sip() {
       where.method = "INVITE";
       where.target = winners[1]->request_uri;
       where.status = winners[1]->final_status;
+      where.sip_call_id = winners[1]->call_id;
+      where.udp = !winners[1]->tcp;
       evidence(kBinding, where,
                "SIP: " + std::to_string(winners.size()) + " different callers connected to " + n.number +
                    " (alias " + n.alias + ") within one tag epoch; expected only the first bound [" + proof + "]");

@@ -126,6 +126,10 @@ TEST(SipCheck, TwoWinnersInOneEpochAreAViolationWithTheirFrames) {
   EXPECT_NE(b.evidence[0].what.find("SIP: 2 different callers connected to +15559999"), std::string::npos)
       << b.evidence[0].what;
   EXPECT_EQ(r.exit_code, 1);
+  const std::string line = evidence_line(b.evidence[0], kStart);
+  EXPECT_NE(line.find("(UDP, "), std::string::npos) << line;
+  EXPECT_NE(line.find("→ SIP 200"), std::string::npos) << line;
+  EXPECT_EQ(display_filter(b.evidence[0]), "sip.Call-ID == \"c-+1002\"");
 }
 
 TEST(SipCheck, WithoutTagEpochsWinnersAreListedNotJudged) {
