@@ -11,7 +11,9 @@ crh=$1
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "not root: a live capture needs root or CAP_NET_RAW"
 command -v tshark >/dev/null 2>&1 || skip "tshark is not installed"
-"$crh" load --help 2>&1 | grep -q -- "--call-driver" ||
+# Read whole first: grep -q would close the pipe early and pipefail take crh's SIGPIPE for a missing flag.
+load_help=$("$crh" load --help 2>&1 || true)
+grep -q -- "--call-driver" <<<"$load_help" ||
   skip "this crh has no --call-driver (the SIP call driver is not merged into it)"
 
 work=$(mktemp -d)
