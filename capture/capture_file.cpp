@@ -9,7 +9,7 @@
 
 namespace crh::capture {
 
-ReadSummary read_capture(const std::string& path, const ExchangeSink& sink, ReadLimits limits) {
+ReadSummary read_capture(const std::string& path, const ExchangeSink& sink, ReadLimits limits, const SipSink& sip) {
   char error[PCAP_ERRBUF_SIZE] = {};
   pcap_t* p = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, error);
   if (!p)
@@ -22,7 +22,7 @@ ReadSummary read_capture(const std::string& path, const ExchangeSink& sink, Read
       format = "pcapng";
     std::fclose(f);
   }
-  ExchangeExtractor extractor(sink, limits);
+  ExchangeExtractor extractor(sink, limits, sip);
   const int link = pcap_datalink(p);
   pcap_pkthdr* header = nullptr;
   const u_char* data = nullptr;

@@ -34,6 +34,7 @@ void Extractor::packet(int link, std::int64_t ns, std::uint64_t frame, std::stri
   Segment s;
   switch (decode_frame(link, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), s)) {
     case Decoded::tcp: tcp(s, frame, ns); break;
+    case Decoded::udp: udp(s, frame, ns); break;
     case Decoded::fragment:
       ++summary.fragments_skipped;
       ++summary.skipped_packets;
@@ -51,8 +52,10 @@ void Extractor::finish() {
 
 struct ExchangeExtractor::Impl : extraction::Extractor {};
 
-ExchangeExtractor::ExchangeExtractor(ExchangeSink sink, ReadLimits limits) : impl_(std::make_unique<Impl>()) {
+ExchangeExtractor::ExchangeExtractor(ExchangeSink sink, ReadLimits limits, SipSink sip)
+    : impl_(std::make_unique<Impl>()) {
   impl_->sink = std::move(sink);
+  impl_->sip_sink = std::move(sip);
   impl_->limits = limits;
   impl_->reader_limits.body_bytes = limits.body_bytes;
 }

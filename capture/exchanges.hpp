@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/http.hpp"
+#include "core/sip_message.hpp"
 
 namespace crh::capture {
 
@@ -94,13 +95,26 @@ struct ReadLimits {
   bool keep_unplaced = false;
 };
 
+// One SIP message on the wire (issue 26): a UDP datagram, or a message
+// framed by Content-Length on a TCP stream. Told apart from other traffic by
+// its start line (a SIP method and a sip:/sips:/tel: URI, or "SIP/2.0 ").
+struct WireSipMessage {
+  bool tcp = false;
+  std::uint64_t stream = 0;  // TCP: the stream index (tcp.stream); UDP: 0
+  WireEndpoint source, destination;
+  WireTime at;  // the frame that carried its last byte
+  std::optional<core::sip::Message> message;  // absent: unreadable, `error` says why
+  std::string error;
+};
+
 // What a whole file held.
 struct ReadSummary {
   std::string format;          // "pcap" or "pcapng"
   std::string link_type;       // the link type's name ("EN10MB", "LINUX_SLL2", ...); several: joined by ", "
   std::uint64_t packets = 0;   // frames read
   std::uint64_t tcp_packets = 0;
-  std::uint64_t skipped_packets = 0;   // not IPv4/IPv6 TCP (ARP, UDP, ...) or an unsupported link type
+  std::uint64_t udp_packets = 0;
+  std::uint64_t skipped_packets = 0;   // neither TCP nor SIP over UDP (ARP, DNS, ...), or an unsupported link type
   std::uint64_t truncated_packets = 0; // caplen shorter than the packet: their bytes are missing
   std::uint64_t fragments_skipped = 0; // IPv4/IPv6 fragments: not reassembled, their bytes make gaps
   std::uint64_t streams = 0;
@@ -111,17 +125,23 @@ struct ReadSummary {
   std::int64_t first_ns = 0, last_ns = 0;
   std::vector<UnparsedStream> unparsed;  // the first 100; unparsed_count counts all
   std::uint64_t unparsed_count = 0;
+  std::uint64_t sip_messages = 0;    // read whole (UDP datagrams and TCP streams)
+  std::uint64_t sip_unreadable = 0;  // looked like SIP but did not parse (a broken TCP stream counts once)
+  std::uint64_t sip_streams = 0;     // TCP streams carrying SIP (not HTTP exchanges)
 };
 
 // Called once per exchange, when it ends (response complete, stream closed
 // or cut), in the order they end; exchanges of one stream arrive in order.
 using ExchangeSink = std::function<void(WireExchange&&)>;
+// Called once per SIP message, in capture order per stream (none set: SIP
+// is still counted in the summary).
+using SipSink = std::function<void(WireSipMessage&&)>;
 
 // Streams packets in, exchanges out. Used by read_capture, by the fuzz target
 // and by tests that build packets themselves.
 class ExchangeExtractor {
  public:
-  ExchangeExtractor(ExchangeSink sink, ReadLimits limits = {});
+  ExchangeExtractor(ExchangeSink sink, ReadLimits limits = {}, SipSink sip = {});
   ~ExchangeExtractor();
   ExchangeExtractor(const ExchangeExtractor&) = delete;
   ExchangeExtractor& operator=(const ExchangeExtractor&) = delete;
@@ -156,6 +176,7 @@ struct CaptureFileError : std::runtime_error {
 };
 
 // Reads a whole pcap or pcapng file (libpcap's pcap_open_offline).
-ReadSummary read_capture(const std::string& path, const ExchangeSink& sink, ReadLimits limits = {});
+ReadSummary read_capture(const std::string& path, const ExchangeSink& sink, ReadLimits limits = {},
+                         const SipSink& sip = {});
 
 }  // namespace crh::capture

@@ -6,6 +6,7 @@
 //   tcp_reassembly.cpp  each direction's bytes put in order as the receiver delivers them
 //   http_pairing.cpp    the HTTP/1 readers on those bytes; requests paired with answers in order
 //   gap_pairing.cpp     after the capture lost bytes: answers paired by TCP sequence space
+//   sip_extraction.cpp  SIP: UDP datagrams, and TCP streams that carry SIP instead of HTTP
 //   exchanges.cpp       frames in, the summary, the public ExchangeExtractor
 //   capture_file.cpp    read_capture: a pcap or pcapng file through libpcap
 #pragma once
@@ -25,6 +26,7 @@
 #include "capture/exchanges.hpp"
 #include "capture/frame_decode.hpp"
 #include "core/http1.hpp"
+#include "core/sip_message.hpp"
 
 namespace crh::capture::extraction {
 
@@ -45,6 +47,9 @@ struct KeyHash {
 using Endpoint = std::array<unsigned char, 18>;
 Endpoint endpoint(const Segment& s, bool source);
 Key key_of(const Endpoint& a, const Endpoint& b, bool v6);
+
+// Whether bytes begin a SIP request line or status line (sip_extraction.cpp).
+bool starts_sip(std::string_view s);
 
 // Whether bytes begin a request line or a status line (http_pairing.cpp).
 bool starts_request(std::string_view s);
@@ -147,6 +152,16 @@ struct Stream {
   std::uint64_t emitted = 0;
   std::size_t queued_bytes = 0;    // of the entries in queue
   std::uint32_t skip_answers = 0;  // entries handed out unanswered whose answers, if they come, are not theirs to pair
+  // A stream that carries SIP (its first bytes were a SIP start line): its
+  // bytes go to these readers, one per direction, never to the HTTP ones.
+  bool sip = false;
+  bool sip_decided = false;  // the first bytes were seen
+  // A first piece too short to tell ("INVITE "): held until the start line says.
+  std::string sip_held;
+  int sip_held_dir = 0;
+  std::int64_t sip_held_abs = 0;
+  bool sip_broken[2] = {false, false};
+  std::unique_ptr<core::sip::StreamReader> sip_reader[2];
   Stream* older = nullptr;         // open streams by last activity (Extractor::oldest .. newest)
   Stream* newer = nullptr;
   Stream(const http1::ReaderLimits& l)
@@ -157,6 +172,7 @@ struct Stream {
 // file named beside it.
 struct Extractor {
   ExchangeSink sink;
+  SipSink sip_sink;
   ReadLimits limits;
   http1::ReaderLimits reader_limits;
   ReadSummary summary;
@@ -222,6 +238,15 @@ struct Extractor {
   void uncount(Stream& st, Entry& e);
   Entry* unanswered(Stream& st);
   Entry* answered(Stream& st);
+
+  // ------------------------------------------------------ SIP (sip_extraction.cpp)
+  void udp(const Segment& s, std::uint64_t frame, std::int64_t ns);
+  bool decide_sip(Stream& st, int dir, std::string_view data, std::uint64_t frame, std::int64_t ns, std::int64_t abs,
+                  std::uint32_t ack, bool acked);
+  void release_held(Stream& st, std::uint64_t frame, std::int64_t ns);
+  void sip_bytes(Stream& st, int dir, std::string_view data, std::uint64_t frame, std::int64_t ns);
+  void sip_broken(Stream& st, int dir, const std::string& why, std::uint64_t frame, std::int64_t ns);
+  void sip_out(WireSipMessage&& m);
 
   // ----------------------------------------- pairing after gaps (gap_pairing.cpp)
   void gap(Stream& st, int dir, std::size_t bytes, std::uint64_t frame);

@@ -1,4 +1,4 @@
-// Frames decoded down to TCP for the offline reader: link layers (Ethernet
+// Frames decoded down to TCP and UDP for the offline reader: link layers (Ethernet
 // with any VLAN tags, Linux cooked v1/v2, BSD loopback, raw IP), IPv4 and
 // IPv6 with extension headers. Apart from reassembly so each reads alone.
 #include "capture/frame_decode.hpp"
@@ -32,6 +32,20 @@ Decoded decode_tcp(const unsigned char* p, std::size_t n, std::size_t wire_left,
   return Decoded::tcp;
 }
 
+// UDP's length field bounds the datagram (IP may carry padding after it).
+Decoded decode_udp(const unsigned char* p, std::size_t n, std::size_t wire_left, Segment& s) {
+  if (n < 8) return Decoded::skipped;
+  s.sport = be16(p);
+  s.dport = be16(p + 2);
+  std::size_t length = be16(p + 4);
+  if (length < 8) length = wire_left;  // 0: an IPv6 jumbogram; less than a header: believe IP
+  length = std::min(length, wire_left);
+  const std::size_t captured = std::min(n, length);
+  s.payload = std::string_view(reinterpret_cast<const char*>(p + 8), captured > 8 ? captured - 8 : 0);
+  s.payload_length = std::max(length > 8 ? length - 8 : 0, s.payload.size());
+  return Decoded::udp;
+}
+
 // `n`: captured bytes from the IP header on.
 Decoded decode_ip(const unsigned char* p, std::size_t n, Segment& s) {
   if (n < 1) return Decoded::skipped;
@@ -43,12 +57,13 @@ Decoded decode_ip(const unsigned char* p, std::size_t n, Segment& s) {
     if (ihl < 20 || ihl > n || total < ihl) return Decoded::skipped;
     const std::uint16_t frag = be16(p + 6);
     if ((frag & 0x2000) || (frag & 0x1fff)) return Decoded::fragment;
-    if (p[9] != 6) return Decoded::skipped;
+    if (p[9] != 6 && p[9] != 17) return Decoded::skipped;
     s.v6 = false;
     s.src = p + 12;
     s.dst = p + 16;
     // Ethernet pads short frames: trust IP's length, not the frame's.
     const std::size_t captured = std::min(n, total);
+    if (p[9] == 17) return decode_udp(p + ihl, captured - ihl, total - ihl, s);
     return decode_tcp(p + ihl, captured - ihl, total - ihl, s);
   }
   if (version == 6) {
@@ -61,9 +76,10 @@ Decoded decode_ip(const unsigned char* p, std::size_t n, Segment& s) {
     std::size_t wire_end = payload ? 40 + payload : n;  // 0: a jumbogram, take what was captured
     std::uint8_t next = p[6];
     for (int hops = 0; hops < 16; ++hops) {
-      if (next == 6) {
+      if (next == 6 || next == 17) {
         const std::size_t captured = std::min(n, wire_end);
         if (at > captured) return Decoded::skipped;
+        if (next == 17) return decode_udp(p + at, captured - at, wire_end > at ? wire_end - at : 0, s);
         return decode_tcp(p + at, captured - at, wire_end > at ? wire_end - at : 0, s);
       }
       if (next == 44) return Decoded::fragment;

@@ -148,6 +148,7 @@ Entry* Extractor::pair_by_ack(Stream& st, std::int64_t start, std::uint64_t fram
 // Bytes the capture lacks: never spliced; the message around them is
 // incomplete and the reader looks for the next message start.
 void Extractor::gap(Stream& st, int dir, std::size_t bytes, std::uint64_t frame) {
+  if (st.sip) return sip_broken(st, dir, "gap of " + std::to_string(bytes) + " bytes", frame, st.last_ns);
   const std::string where = std::to_string(bytes) + " bytes in the " + (dir == 0 ? "requests" : "answers") +
                             " before frame " + std::to_string(frame);
   if (dir == 0) {

@@ -346,6 +346,9 @@ void Extractor::response_failed(Stream& st, const std::string& why, std::uint64_
 // `abs`: the offset of data's first byte; `ack`: its segment's ack, if any.
 void Extractor::deliver(Stream& st, int dir, std::string_view data, std::uint64_t frame, std::int64_t ns,
                         std::int64_t abs, std::uint32_t ack, bool acked) {
+  // The stream's first bytes decide whether it carries SIP or HTTP.
+  if (!st.sip_decided && !decide_sip(st, dir, data, frame, ns, abs, ack, acked)) return;
+  if (st.sip) return sip_bytes(st, dir, data, frame, ns);
   st.seg_abs = abs;
   const Half& other = st.half[1 - dir];
   st.seg_ack = acked && st.acks_ok && other.based ? other.next_abs + static_cast<std::int32_t>(ack - other.next_seq) : kUnknown;
@@ -357,6 +360,7 @@ void Extractor::deliver(Stream& st, int dir, std::string_view data, std::uint64_
 void Extractor::end_direction(Stream& st, int dir, std::uint64_t frame) {
   Half& h = st.half[dir];
   if (h.ended) return;
+  if (!st.sip_decided) release_held(st, frame, h.last_byte.ns);
   h.ended = true;
   if (dir == 0) {
     if (st.req_active && st.req.started() && drop_headless_request(st))

@@ -198,6 +198,16 @@ struct LiveCapture::Impl {
     std::string why;
     std::vector<Resolved> targets;
     if (!resolve(config.target_host, config.target_port, targets, why)) return fail(why);
+    std::vector<std::string> sip_addresses;
+    if (config.sip_port != 0) {
+      // The SIP target's addresses choose the interface too.
+      std::vector<Resolved> sip_targets;
+      if (!resolve(config.sip_host, config.sip_port, sip_targets, why)) return fail("SIP target: " + why);
+      for (auto& t : sip_targets) {
+        sip_addresses.push_back(t.text);
+        targets.push_back(std::move(t));
+      }
+    }
     const bool all_loopback =
         std::all_of(targets.begin(), targets.end(), [](const Resolved& r) { return is_loopback(r); });
     std::string iface = config.interface;
@@ -229,8 +239,10 @@ struct LiveCapture::Impl {
     summary.interface = iface;
     summary.loopback = iface == "lo";
     std::vector<std::string> addresses;
-    for (const auto& t : targets) addresses.push_back(t.text);
-    summary.filter = detail::capture_filter(addresses, config.target_port);
+    for (std::size_t i = 0; i + sip_addresses.size() < targets.size(); ++i) addresses.push_back(targets[i].text);
+    summary.filter = config.sip_port == 0
+                         ? detail::capture_filter(addresses, config.target_port)
+                         : detail::capture_filter(addresses, config.target_port, sip_addresses, config.sip_port);
 
     char err[PCAP_ERRBUF_SIZE] = {};
     pcap = ::pcap_create(iface.c_str(), err);
@@ -318,7 +330,7 @@ struct LiveCapture::Impl {
     const auto r = redactor->redact(link_type, std::span<unsigned char>(record, h->caplen),
                                     std::span<const unsigned char>(bytes, h->caplen));
     out_used += kRecordHeader + h->caplen;
-    summary.redactions += r.values + r.raw;
+    summary.redactions += r.values + r.raw + r.digests;
     summary.checksums_recomputed = summary.checksums_recomputed || r.checksum_recomputed;
     checksums_left = checksums_left || r.checksum_left;
     ++summary.packets;
@@ -431,6 +443,15 @@ std::string capture_filter(const std::vector<std::string>& addresses, std::uint1
   for (const auto& a : addresses) hosts += (hosts.empty() ? "host " : " or host ") + a;
   if (addresses.size() > 1) hosts = "(" + hosts + ")";
   return "tcp and " + hosts + " and port " + std::to_string(port);
+}
+
+std::string capture_filter(const std::vector<std::string>& addresses, std::uint16_t port,
+                           const std::vector<std::string>& sip_addresses, std::uint16_t sip_port) {
+  std::string hosts;
+  for (const auto& a : sip_addresses) hosts += (hosts.empty() ? "host " : " or host ") + a;
+  if (sip_addresses.size() > 1) hosts = "(" + hosts + ")";
+  return "(" + capture_filter(addresses, port) + ") or ((tcp or udp) and " + hosts + " and port " +
+         std::to_string(sip_port) + ")";
 }
 
 }  // namespace detail

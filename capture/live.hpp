@@ -33,6 +33,11 @@ struct LiveConfig {
   bool immediate = false;
   std::uint64_t limit_bytes = 0;  // 0: unbounded; past it capture stops and says so
   std::string api_key;            // overwritten in every saved packet, wherever it is
+  // SIP calls (issue 26): the SIP target's host and port, captured over UDP
+  // and TCP beside the HTTP traffic; port 0: none. Digest credentials are
+  // overwritten in every saved packet (sip_redaction.hpp).
+  std::string sip_host;
+  std::uint16_t sip_port = 0;
 };
 
 // What a capture did, for the result document and the terminal.
@@ -55,8 +60,8 @@ struct LiveSummary {
   bool counted_twice = false;
   std::uint64_t limit_bytes = 0;        // the --capture-limit asked for; 0: none
   bool limit_reached = false;
-  std::uint64_t redactions = 0;       // Apikey values overwritten
-  bool checksums_recomputed = false;  // edited segments got a new TCP checksum (not on loopback: offload)
+  std::uint64_t redactions = 0;       // Apikey values and SIP digest values overwritten
+  bool checksums_recomputed = false;  // edited segments got a new TCP or UDP checksum (not on loopback: offload)
   bool lost_packets() const { return kernel_dropped > 0 || interface_dropped > 0; }
 };
 
@@ -95,6 +100,9 @@ std::vector<std::string> numeric_addresses(const ::addrinfo* list);
 // The capture filter for those addresses and the target's port:
 // "tcp and host A and port P", or "tcp and (host A or host B) and port P".
 std::string capture_filter(const std::vector<std::string>& addresses, std::uint16_t port);
+// With SIP too: "(HTTP's filter) or ((tcp or udp) and host S and port Q)".
+std::string capture_filter(const std::vector<std::string>& addresses, std::uint16_t port,
+                           const std::vector<std::string>& sip_addresses, std::uint16_t sip_port);
 
 }  // namespace detail
 

@@ -12,6 +12,7 @@
 
 #include "capture/apikey_scanner.hpp"
 #include "capture/packet_headers.hpp"
+#include "capture/sip_redaction.hpp"
 
 namespace crh::capture::detail {
 namespace {
@@ -90,6 +91,41 @@ struct PacketRedactor::Impl {
   std::uint16_t port = 0;
   std::unordered_map<FlowKey, Flow, FlowKeyHash> flows;
   std::size_t pending_total = 0;
+  DigestRedactor digests;  // SIP credentials, in every flow and datagram
+
+  // A UDP datagram (SIP): its digest values and the key overwritten; its
+  // checksum made valid again when it was valid (0 in IPv4: none).
+  RedactionResult udp(bool ipv6, unsigned char* src, unsigned char* dst, unsigned char* header, std::size_t udp_len,
+                      std::size_t captured, std::span<const unsigned char> original, const unsigned char* packet) {
+    RedactionResult result;
+    bool edited = false;
+    if (captured < 8) return result;
+    unsigned char* payload = header + 8;
+    const std::size_t n = std::min(captured, udp_len) - 8;
+    const bool whole = captured >= udp_len;
+    const bool had_sum = header[6] != 0 || header[7] != 0;
+    auto valid_in = [&](const unsigned char* base) {
+      const auto at = [&](const unsigned char* p) { return base + (p - packet); };
+      return whole && had_sum &&
+             udp_checksum_fold(ipv6, at(src), at(dst), std::span<const unsigned char>(at(header), udp_len)) == 0xFFFF;
+    };
+    const bool valid_before = original.empty() ? valid_in(packet) : false;
+    result.digests = digests.udp(payload, n, edited);
+    result.raw = redact_raw(payload, n, true, edited);
+    result.edited = edited;
+    if (!edited) return result;
+    if (original.empty() ? valid_before : valid_in(original.data())) {
+      header[6] = header[7] = 0;
+      auto sum = static_cast<std::uint16_t>(~udp_checksum_fold(ipv6, src, dst, std::span<const unsigned char>(header, udp_len)));
+      if (sum == 0) sum = 0xFFFF;  // 0 would say "no checksum"
+      header[6] = static_cast<unsigned char>(sum >> 8);
+      header[7] = static_cast<unsigned char>(sum & 0xFF);
+      result.checksum_recomputed = true;
+    } else if (had_sum) {
+      result.checksum_left = true;
+    }
+    return result;
+  }
 
   // Reads the pending payload that the in-order reader has reached.
   void drain(Flow& flow) {
@@ -236,6 +272,11 @@ RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> p
   if (version == 4) {
     const std::size_t ihl = (ip[0] & 0x0F) * 4u;
     const std::size_t after = static_cast<std::size_t>(off) + std::max<std::size_t>(ihl, 20);
+    if (ihl >= 20 && avail >= ihl + 8 && ip[9] == 17 && (be16(ip + 6) & 0x3FFF) == 0 && be16(ip + 2) >= ihl + 8) {
+      const std::size_t udp_len = std::min<std::size_t>(be16(ip + ihl + 4), be16(ip + 2) - ihl);
+      return impl_->udp(false, ip + 12, ip + 16, ip + ihl, std::max<std::size_t>(udp_len, 8), avail - ihl, original,
+                        packet.data());
+    }
     if (ihl < 20 || avail < ihl + 20 || ip[9] != 6) return raw_only(after);
     if ((be16(ip + 6) & 0x3FFF) != 0) return raw_only(after);  // a fragment: no TCP header of its own to trust
     const std::size_t total = be16(ip + 2);
@@ -263,6 +304,8 @@ RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> p
         break;
       }
     }
+    if (next_header == 17 && avail >= pos + 8 && payload_len + 40 >= pos + 8)
+      return impl_->udp(true, ip + 8, ip + 24, ip + pos, payload_len + 40 - pos, avail - pos, original, packet.data());
     if (next_header != 6 || avail < pos + 20 || payload_len + 40 < pos + 20)
       return raw_only(static_cast<std::size_t>(off) + std::min(pos, avail));
     tcp = ip + pos;
@@ -389,6 +432,13 @@ RedactionResult PacketRedactor::redact(int link_type, std::span<unsigned char> p
         if (acked < (1ull << 31) && acked > flow.in_order.next) impl_->give_up_before(flow, acked);
       }
     }
+  }
+  {
+    DigestRedactor::FlowId id{};
+    std::memcpy(id.data(), src, alen);
+    std::memcpy(id.data() + 16, dst, alen);
+    std::memcpy(id.data() + 32, tcp, 4);  // both ports
+    result.digests = impl_->digests.tcp(id, be32(tcp + 4), syn, fin || rst, payload, n, edited);
   }
   result.raw = impl_->redact_raw(payload, n, start_unknown, edited);
   result.edited = edited;

@@ -16,14 +16,17 @@ namespace crh::capture::detail {
 struct RedactionResult {
   unsigned values = 0;               // Apikey header values (or parts of one) overwritten
   unsigned raw = 0;                  // other occurrences of the key (whole, or its ends at a segment edge)
+  unsigned digests = 0;              // SIP digest values (response, cnonce) overwritten (sip_redaction.hpp)
   bool edited = false;               // some byte changed
-  bool checksum_recomputed = false;  // the TCP checksum was valid before the edit and was made valid again
+  bool checksum_recomputed = false;  // the TCP (or UDP) checksum was valid before the edit and was made valid again
   bool checksum_left = false;        // edited, but the checksum was not valid before (offload): left as it was
 };
 
 // Tracks the Apikey header per TCP flow direction in sequence space, so a
 // value split across segments, arriving out of order or retransmitted is
-// overwritten wherever its bytes appear. Not thread-safe: one per capture thread.
+// overwritten wherever its bytes appear. SIP digest credentials are
+// overwritten in every TCP segment and UDP datagram (sip_redaction.hpp).
+// Not thread-safe: one per capture thread.
 class PacketRedactor {
  public:
   // `key`: overwritten anywhere in any payload; `server_port`: the target's,

@@ -60,6 +60,7 @@ ContractJudge::Impl::Impl(CheckConfig c) : config(std::move(c)) {
 ContractJudge::ContractJudge(CheckConfig config) : impl_(std::make_unique<Impl>(std::move(config))) {}
 ContractJudge::~ContractJudge() = default;
 void ContractJudge::add(WireExchange&& exchange) { impl_->add(std::move(exchange)); }
+void ContractJudge::add_sip(WireSipMessage&& message) { impl_->sip.add(std::move(message)); }
 CheckReport ContractJudge::finish(const ReadSummary& capture) { return impl_->finish(capture); }
 
 CheckReport check_capture(const std::string& path, const CheckConfig& config) {
@@ -68,7 +69,9 @@ CheckReport check_capture(const std::string& path, const CheckConfig& config) {
   // judge needs only their order on the stream (`sequence`), never the place.
   ReadLimits limits;
   limits.keep_unplaced = true;
-  const auto summary = read_capture(path, [&](WireExchange&& e) { judge.add(std::move(e)); }, limits);
+  const auto summary = read_capture(
+      path, [&](WireExchange&& e) { judge.add(std::move(e)); }, limits,
+      [&](WireSipMessage&& m) { judge.add_sip(std::move(m)); });
   auto report = judge.finish(summary);
   report.file = path;
   return report;

@@ -38,6 +38,10 @@ struct WireEvidence {
   unsigned status = 0;          // 0: no answer
   std::string what;             // what was expected and what came (redacted)
   bool must = true;             // a MUST violation; else a SHOULD finding
+  // A SIP call's evidence (issue 26): its Call-ID (the frames are its INVITE's
+  // and final answer's, `status` the SIP status); empty for HTTP.
+  std::string sip_call_id;
+  bool udp = false;  // the SIP call went over UDP (`stream` means nothing then)
 };
 
 struct JudgedCheck {
@@ -51,12 +55,47 @@ struct JudgedCheck {
   std::vector<WireEvidence> evidence;  // the first evidence_per_check, in wire-time order
 };
 
+// SIP calls in the capture (issue 26): INVITE transactions by Call-ID.
+struct SipCallSeen {
+  std::string call_id, caller, called;  // caller: P-Asserted-Identity's user, else From's; called: Request-URI's
+  std::string request_uri;
+  unsigned final_status = 0;  // of the call's last INVITE transaction; 0: no final answer seen
+  std::string outcome;        // connected (2xx), refused (the profile's statuses.sip_refused), other, unanswered
+  std::uint32_t retransmissions = 0;  // INVITEs and final answers seen again (same branch, same sender)
+  WireTime invite, answer;            // the first INVITE, the final answer (frame 0: none)
+  bool tcp = false;
+  std::uint64_t stream = 0;  // TCP: tcp.stream
+};
+
+// Who connected to one called number, and whether the capture can judge it.
+struct SipNumberSeen {
+  std::string number;
+  std::string alias;  // the alias the capture's HTTP side gives this number; "" when it names none
+  std::uint64_t calls = 0, connected = 0;
+  std::string winner;                          // the first caller whose INVITE got a 2xx; "" when none
+  std::vector<std::string> connected_callers;  // distinct, in order of their INVITEs (the first 20)
+  std::uint64_t epochs_judged = 0;             // tag epochs with a connected call inside them
+  std::uint64_t epochs_with_two_winners = 0;   // of those, with two distinct connected callers
+  std::string judged;                          // how the winners were judged, or why not
+};
+
+struct SipReport {
+  std::uint64_t messages = 0, unreadable = 0;
+  std::uint64_t calls = 0, connected = 0, refused = 0, other = 0, unanswered = 0, retransmissions = 0;
+  std::uint64_t answers_without_invite = 0;   // final answers to INVITEs the capture lacks
+  std::vector<SipCallSeen> calls_seen;        // in INVITE order, the first 1000
+  std::vector<SipNumberSeen> numbers;         // in order of their first INVITE
+  std::vector<std::string> unreadable_why;    // the first 20
+  std::string judgement;                      // the winners judged per tag epoch, or why not
+};
+
 struct CheckReport {
   std::string file;
   ReadSummary capture;
   std::string base_path;  // what was used ("" for none)
   std::vector<JudgedCheck> checks;
   std::vector<std::string> notes;
+  SipReport sip;
   // Only operations of the API (under the base path, the profile's call hook)
   // are judged; none judged: UNTESTED (exit 3), whatever else was seen.
   std::uint64_t api_exchanges = 0;         // recognized operations, complete or not
@@ -81,6 +120,9 @@ class ContractJudge {
   ContractJudge& operator=(const ContractJudge&) = delete;
 
   void add(WireExchange&& exchange);
+  // A SIP message (the reader's SipSink): calls counted, winners judged at
+  // the end against the tag epochs the HTTP exchanges show.
+  void add_sip(WireSipMessage&& message);
   // Judges what waited for the end and returns the report; `capture` is the
   // reader's summary (its first packet's time is the zero of the times shown).
   CheckReport finish(const ReadSummary& capture);

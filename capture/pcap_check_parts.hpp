@@ -5,6 +5,7 @@
 //   pcap_check_replay.cpp     the replay: each exchange recognized, judged by the per-exchange rules
 //   pcap_check_relations.cpp  the rules that relate exchanges: database read-back, R1, binding
 //   pcap_check_report.cpp     the report: outcomes, notes and verdict; evidence lines; the document
+//   pcap_check_sip*.cpp       SIP calls gathered, their winners judged against the tag epochs (pcap_check_sip.hpp)
 #pragma once
 
 #include <boost/json/object.hpp>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "capture/pcap_check.hpp"
+#include "capture/pcap_check_sip.hpp"
 #include "core/api.hpp"
 #include "core/redact.hpp"
 #include "oracle/checker.hpp"
@@ -124,6 +126,7 @@ struct ContractJudge::Impl {
   std::unordered_map<std::string, std::vector<judging::Event>> alias_events;  // per "channel/alias"
   std::unordered_map<std::string, std::int64_t> alias_judged_until;  // events invoked before were judged
   oracle::Checker checker;
+  judging::SipCalls sip;  // the SIP calls, and what the HTTP side says of their numbers
   std::optional<std::int64_t> time_zero;
   bool capture_has_gaps = false;
   std::uint64_t rounds = 0, late_events = 0, epochs_cut_by_gaps = 0;
@@ -158,6 +161,9 @@ struct ContractJudge::Impl {
   void binding_event(const WireExchange& e, const core::api::Recognized& op, const std::string* key,
                      std::size_t key_hash, bool whole);
   void judge_alias(const std::string& alias, bool all);
+
+  // The SIP calls judged into report.sip (pcap_check_sip_report.cpp).
+  void judge_sip();
 
   // The report (pcap_check_report.cpp).
   CheckReport finish(const ReadSummary& capture);

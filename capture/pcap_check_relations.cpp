@@ -142,6 +142,8 @@ void ContractJudge::Impl::binding_event(const WireExchange& e, const api::Recogn
       if (!id) return;
       alias = *id;
       o.kind = oracle::OpKind::tag;
+      sip.learn_numbers(body, config.profile.dialect.fields, config.profile.dialect.sip.number_field,
+                        alias_key(op, ""));
       // The lifetime, from the tag's minutes; unknown minutes: unlimited.
       if (auto m = api::request_parameter(e.request, "minutes"))
         try {
@@ -168,6 +170,12 @@ void ContractJudge::Impl::binding_event(const WireExchange& e, const api::Recogn
     default: return;
   }
   o.alias = alias_key(op, alias);
+  // The SIP calls' epochs (pcap_check_sip_report.cpp), in capture time.
+  if (o.kind == oracle::OpKind::tag)
+    sip.tags[o.alias].push_back({invoke_of(e), complete_of(e),
+                                 static_cast<std::int64_t>(o.round) * config.minute_ns});
+  else if (o.kind == oracle::OpKind::untag)
+    sip.untags[o.alias].push_back(invoke_of(e));
   const auto judged = alias_judged_until.find(o.alias);
   if (judged != alias_judged_until.end() && o.invoke_ns < judged->second) {
     ++late_events;

@@ -176,6 +176,11 @@ void ContractJudge::Impl::add(WireExchange&& e) {
                                    api::database_value(names, *body), place(e), e.place_known});
       }
       break;
+    case api::Operation::list_aliases:
+      // Which alias a SIP call's number is.
+      if (r.status == 200)
+        sip.learn_numbers(*body, names, config.profile.dialect.sip.number_field, alias_key(*op, ""));
+      break;
     case api::Operation::tag:
       if (r.status == 200) {
         ++checks[kTagAnswer].judged;

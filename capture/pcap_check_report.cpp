@@ -24,6 +24,7 @@ CheckReport ContractJudge::Impl::finish(const ReadSummary& capture) {
   judge_reads();
   for (auto& [alias, events] : alias_events) judge_alias(alias, true);
   alias_events.clear();
+  judge_sip();
   if (epochs_cut_by_gaps)
     report.notes.push_back(std::to_string(epochs_cut_by_gaps) +
                            " tag epochs had no untag in the capture, which may miss data (gaps, or judged before its "
@@ -121,12 +122,20 @@ std::string evidence_line(const WireEvidence& e, std::int64_t start_ns) {
   char when[32];
   std::snprintf(when, sizeof when, "%.3f s", static_cast<double>(e.request_ns - start_ns) / 1e9);
   const std::uint64_t last = e.response_last ? e.response_last : e.request_last;
-  return "frames " + std::to_string(e.request_first) + "–" + std::to_string(last) + " (tcp.stream " +
-         std::to_string(e.stream) + ", " + when + "): " + e.method + " " + e.target + " → " +
-         (e.status ? "HTTP " + std::to_string(e.status) : std::string("no answer")) + ": " + e.what;
+  const bool sip = !e.sip_call_id.empty();
+  return "frames " + std::to_string(e.request_first) + "–" + std::to_string(last) + " (" +
+         (sip && e.udp ? std::string("UDP") : "tcp.stream " + std::to_string(e.stream)) + ", " + when + "): " +
+         e.method + " " + e.target + " → " +
+         (e.status ? (sip ? "SIP " : "HTTP ") + std::to_string(e.status) : std::string("no answer")) + ": " + e.what;
 }
 
 std::string display_filter(const WireEvidence& e) {
+  if (!e.sip_call_id.empty()) {
+    // Every message of the SIP call, whichever transport carried it.
+    std::string id;
+    for (char c : e.sip_call_id) id += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    return "sip.Call-ID == \"" + id + "\"";
+  }
   std::string frames;
   for (auto f : {e.request_first, e.request_last, e.response_first, e.response_last})
     if (f && frames.find(" " + std::to_string(f) + " ") == std::string::npos &&
@@ -236,6 +245,8 @@ json::value result_document(const CheckReport& r, const CheckConfig& config,
                                  {p::duration_s, static_cast<double>(s.last_ns - s.first_ns) / 1e9},
                                  {p::unparsed_count, s.unparsed_count},
                                  {p::unparsed, std::move(unparsed)}};
+  // Only a capture that held SIP has the section (issue 26).
+  if (r.sip.messages || r.sip.unreadable) doc[k::pcap_sip::section] = sip_document(r.sip, s.first_ns);
   return doc;
 }
 

@@ -150,6 +150,7 @@ void Extractor::tcp(const Segment& s, std::uint64_t frame, std::int64_t ns) {
     bool source_is_client = true;
     if (syn) source_is_client = !ack;
     else if (starts_response(s.payload)) source_is_client = false;
+    else if (starts_sip(s.payload)) source_is_client = s.payload.substr(0, 8) != "SIP/2.0 ";
     else if (!starts_request(s.payload)) source_is_client = s.sport > s.dport;
     Stream& st = open_stream(key, s, source_is_client, frame, ns);
     st.midway = !syn;

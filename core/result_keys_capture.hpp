@@ -43,6 +43,43 @@ inline constexpr Key frames = "frames";  // request first, last, response first,
 inline constexpr Key time_s = "time_s";  // the request's first byte, from the capture's first packet
 }  // namespace pcap
 
+// ---- pcap_sip: the "sip" section of a `crh pcap check` document (issue 26;
+// capture/pcap_check_sip_report.cpp): the SIP calls, their outcomes, who connected to each number
+namespace pcap_sip {
+inline constexpr Key section = "sip";
+inline constexpr Key messages = "messages";
+inline constexpr Key unreadable = "unreadable";
+inline constexpr Key unreadable_why = "unreadable_why";  // the first 20
+inline constexpr Key calls = "calls";                    // counts; calls_listed: the calls themselves
+inline constexpr Key connected = "connected";
+inline constexpr Key refused = "refused";
+inline constexpr Key other = "other";
+inline constexpr Key unanswered = "unanswered";
+inline constexpr Key retransmissions = "retransmissions";
+inline constexpr Key answers_without_invite = "answers_without_invite";
+inline constexpr Key judgement = "judgement";
+inline constexpr Key calls_listed = "calls_listed";  // the first 1000, in INVITE order
+inline constexpr Key numbers = "numbers";
+// calls_listed[]
+inline constexpr Key call_id = "call_id";
+inline constexpr Key caller = "caller";
+inline constexpr Key called = "called";
+inline constexpr Key request_uri = "request_uri";
+inline constexpr Key final_status = "final_status";  // 0: none seen
+inline constexpr Key outcome = "outcome";
+inline constexpr Key transport = "transport";  // "udp" or "tcp"
+inline constexpr Key frames = "frames";        // the INVITE's and its final answer's (0: none)
+inline constexpr Key time_s = "time_s";        // the INVITE, from the capture's first packet
+// numbers[]
+inline constexpr Key number = "number";
+inline constexpr Key alias = "alias";  // "" when the HTTP side names none
+inline constexpr Key winner = "winner";
+inline constexpr Key connected_callers = "connected_callers";
+inline constexpr Key epochs_judged = "epochs_judged";
+inline constexpr Key epochs_with_two_winners = "epochs_with_two_winners";
+inline constexpr Key judged = "judged";
+}  // namespace pcap_sip
+
 // ---- live_capture: the "capture" section of a contract, load or run document
 // made with --capture (runners/capture_session.cpp, capture/live.hpp's LiveSummary)
 namespace live_capture {

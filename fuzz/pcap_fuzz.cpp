@@ -1,6 +1,7 @@
 // libFuzzer target over the offline capture reader: the input picks a link
 // type and limits, then is cut into frames fed to an ExchangeExtractor, so
-// frame decoding, TCP reassembly and the HTTP/1 readers all see hostile bytes.
+// frame decoding, TCP reassembly, the HTTP/1 readers and the SIP readers
+// (UDP datagrams, TCP streams) all see hostile bytes.
 // Input: [link][limits] then frames as [length hi][length lo][bytes missing][bytes...].
 #include <cstddef>
 #include <cstdint>
@@ -23,13 +24,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     limits.idle_close_ns = 5000;
     limits.body_bytes = 32;
   }
-  std::size_t exchanges = 0;
+  std::size_t exchanges = 0, sip = 0;
   crh::capture::ExchangeExtractor extractor(
       [&](crh::capture::WireExchange&& e) {
         ++exchanges;
         (void)e.wire_latency_ns();
       },
-      limits);
+      limits, [&](crh::capture::WireSipMessage&& m) { sip += m.message || !m.error.empty() ? 1 : 0; });
   std::size_t at = 2;
   std::uint64_t frame = 0;
   std::int64_t ns = 1'000'000'000;
@@ -45,6 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   extractor.finish();
   const auto& summary = extractor.summary();
   if (summary.exchanges != exchanges || summary.packets != frame) __builtin_trap();
+  if (summary.sip_messages + summary.sip_unreadable != sip) __builtin_trap();
   if (extractor.open_streams() != 0 || extractor.buffered_bytes() != 0) __builtin_trap();
   return 0;
 }

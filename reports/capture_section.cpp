@@ -24,7 +24,7 @@ std::string capture_terminal(const core::DocView& capture, bool color) {
                     clean(capture[c::filter]) + "): " + count(capture[c::packets]) + " packets, " +
                     count(capture[c::bytes]) + " bytes; kernel: " + count(capture[c::kernel_received]) + " received, " +
                     count(capture[c::kernel_dropped]) + " dropped, " + count(capture[c::interface_dropped]) +
-                    " dropped by the interface; " + count(capture[c::redactions]) + " key redactions\n";
+                    " dropped by the interface; " + count(capture[c::redactions]) + " key and SIP digest redactions\n";
   for (const auto& w : capture[c::warnings].items())
     out += "  " + paint(color, (lost(w) ? "" : "warning: ") + clean(w), lost(w) ? "1;31" : "33") + "\n";
   return out;
@@ -51,8 +51,8 @@ std::string capture_html(const core::DocView& capture, bool top) {
          row("limit", limit == 0 ? std::string("none")
                                  : std::to_string(limit) + " bytes" +
                                        (capture[c::limit_reached].boolean() ? ", reached: capture stopped" : "")) +
-         row("key redactions", count(capture[c::redactions]) +
-                                   (capture[c::checksums_recomputed].boolean() ? " (TCP checksums recomputed)" : "")) +
+         row("key and SIP digest redactions", count(capture[c::redactions]) +
+                                   (capture[c::checksums_recomputed].boolean() ? " (checksums recomputed)" : "")) +
          "</table>\n";
   for (const auto& w : capture[c::warnings].items())
     out += std::string("<p class=\"") + (lost(w) ? "bad" : "muted") + "\">" + esc(w.str()) + "</p>\n";

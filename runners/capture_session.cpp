@@ -41,6 +41,13 @@ int CaptureSession::start(const CaptureFlags& flags, const core::Target& target,
   config.buffer_bytes = static_cast<int>(flags.buffer_bytes);
   config.limit_bytes = flags.limit_bytes;
   config.api_key = target.api_key;
+  if (target.calls.sip) {
+    // SIP calls are recorded too, over UDP and TCP (issue 26).
+    config.sip_host = target.calls.sip_target.host;
+    config.sip_port = target.calls.sip_target.port;
+    if (config.sip_port == 0)
+      std::cerr << command << ": the SIP target's port is not known yet: the capture records HTTP only\n";
+  }
   impl_->live.emplace(std::move(config));
   const auto& summary = impl_->live->summary();
   if (summary.made) return kExitOk;

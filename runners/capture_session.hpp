@@ -25,7 +25,8 @@ class CaptureSession {
   CaptureSession& operator=(const CaptureSession&) = delete;
 
   // Starts the capture the flags ask for (none: nothing happens, returns 0)
-  // on the target's address and port. Returns 0, or kExitUnreachable after
+  // on the target's address and port, and on the SIP target's over UDP and
+  // TCP when the target's calls go over SIP. Returns 0, or kExitUnreachable after
   // printing why when the capture is required and cannot be made.
   // `command` ("crh load") prefixes the one line said when there is no capture.
   int start(const CaptureFlags& flags, const core::Target& target, const std::string& command);
