@@ -54,20 +54,27 @@ std::string command_output(const std::string& command) {
 
 TEST(SipLiveCapture, RecordsSipOverUdpAndTcpWithDigestValuesOverwritten) {
   if (::geteuid() != 0) GTEST_SKIP() << "not root: a live capture needs root or CAP_NET_RAW";
-  // The "SIP target": a UDP socket and a TCP listener on one port.
-  const int udp_server = ::socket(AF_INET, SOCK_DGRAM, 0);
-  auto any = loopback(0);
-  ASSERT_EQ(::bind(udp_server, reinterpret_cast<sockaddr*>(&any), sizeof any), 0);
-  socklen_t len = sizeof any;
-  ::getsockname(udp_server, reinterpret_cast<sockaddr*>(&any), &len);
-  const std::uint16_t port = ntohs(any.sin_port);
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  auto at = loopback(port);
-  if (::bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0 || ::listen(listener, 4) != 0) {
-    ::close(udp_server);
-    ::close(listener);
-    GTEST_SKIP() << "TCP port " << port << " is taken";
+  // The "SIP target": a UDP socket and a TCP listener on one port (a few
+  // tries: the UDP port's number may be taken for TCP).
+  int udp_server = -1, listener = -1;
+  std::uint16_t port = 0;
+  for (int attempt = 0; attempt < 20 && listener < 0; ++attempt) {
+    udp_server = ::socket(AF_INET, SOCK_DGRAM, 0);
+    auto any = loopback(0);
+    ASSERT_EQ(::bind(udp_server, reinterpret_cast<sockaddr*>(&any), sizeof any), 0);
+    socklen_t len = sizeof any;
+    ::getsockname(udp_server, reinterpret_cast<sockaddr*>(&any), &len);
+    port = ntohs(any.sin_port);
+    listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    auto at = loopback(port);
+    if (::bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0 || ::listen(listener, 4) != 0) {
+      ::close(udp_server);
+      ::close(listener);
+      listener = -1;
+    }
   }
+  ASSERT_GE(listener, 0) << "no port free for both UDP and TCP in 20 tries";
+  auto at = loopback(port);
   const std::string file = ::testing::TempDir() + "/sip_live_test.pcap";
   LiveConfig config;
   config.file = file;

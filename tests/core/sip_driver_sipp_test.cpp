@@ -90,7 +90,7 @@ TEST(SipDriverSipp, EveryCallToSippUasCompletes) {
     config.number_of = [](const std::string& alias) -> std::optional<std::string> { return "+1555000" + alias; };
     std::this_thread::sleep_for(500ms);  // SIPp binds its port after start-up; UDP retransmissions cover the rest
     std::unique_ptr<crh::core::SipCallDriver> driver;
-    for (int attempt = 0; attempt < 20 && !driver; ++attempt) {
+    for (int attempt = 0; attempt < 100 && !driver; ++attempt) {  // a loaded machine starts SIPp slowly
       try {
         driver = std::make_unique<crh::core::SipCallDriver>(config);
       } catch (const std::exception&) {
@@ -107,6 +107,6 @@ TEST(SipDriverSipp, EveryCallToSippUasCompletes) {
     driver->settle();
     EXPECT_EQ(connected, calls) << sipp.log();
     // SIPp's own count: every call ended as its UAS scenario expects (ACK, then BYE answered).
-    EXPECT_EQ(sipp.exit_status(5s), 0) << (tcp ? "tcp: " : "udp: ") << sipp.log();
+    EXPECT_EQ(sipp.exit_status(30s), 0) << (tcp ? "tcp: " : "udp: ") << sipp.log();
   }
 }
