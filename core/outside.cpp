@@ -55,9 +55,9 @@ std::string composed(std::string_view text) {
 void redact_values(boost::json::value& document) {
   auto [redactor, is_short] = current();
   if (!redactor || is_short) return;
-  auto walk = [&](auto& self, boost::json::value& v) -> void {
+  auto walk = [r = redactor](auto& self, boost::json::value& v) -> void {
     if (auto* s = v.if_string()) {
-      if (auto r = redactor->redact(*s); r != std::string_view(*s)) *s = r;
+      if (auto redacted = r->redact(*s); redacted != std::string_view(*s)) *s = redacted;
     } else if (auto* a = v.if_array()) {
       for (auto& e : *a) self(self, e);
     } else if (auto* o = v.if_object()) {

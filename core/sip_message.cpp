@@ -197,6 +197,24 @@ void split_list(std::string_view value, std::vector<std::string_view>& out) {
   }
 }
 
+// Where the first of `chars` stands outside a quoted string (a display
+// name, a quoted parameter value), or npos.
+std::size_t find_unquoted(std::string_view value, std::string_view chars) {
+  bool quoted = false;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    char c = value[i];
+    if (quoted) {
+      if (c == '\\') ++i;
+      else if (c == '"') quoted = false;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (chars.find(c) != std::string_view::npos) {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 const std::string* Message::find(std::string_view name) const {
@@ -308,22 +326,12 @@ std::string serialize(const Message& message) {
 }
 
 std::string uri_of(std::string_view value) {
-  bool quoted = false;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    char c = value[i];
-    if (quoted) {
-      if (c == '\\') ++i;
-      else if (c == '"') quoted = false;
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == '<') {
-      auto close = value.find('>', i + 1);
-      if (close == std::string_view::npos) return {};
-      return std::string(trim(value.substr(i + 1, close - i - 1)));
-    }
-  }
+  auto open = find_unquoted(value, "<");
   // addr-spec without brackets: its parameters are the header's (§20.10).
-  return std::string(trim(value.substr(0, value.find(';'))));
+  if (open == std::string_view::npos) return std::string(trim(value.substr(0, value.find(';'))));
+  auto close = value.find('>', open + 1);
+  if (close == std::string_view::npos) return {};
+  return std::string(trim(value.substr(open + 1, close - open - 1)));
 }
 
 std::string user_of(std::string_view uri) {
@@ -359,41 +367,17 @@ std::string user_of(std::string_view uri) {
 std::optional<std::string> param_of(std::string_view value, std::string_view name) {
   // The header's parameters start after the URI: after '>' in a name-addr,
   // at the first ';' otherwise (a Via's sent-by has no brackets).
-  bool quoted = false;
-  std::size_t start = std::string_view::npos;
-  for (std::size_t i = 0; i < value.size() && start == std::string_view::npos; ++i) {
-    char c = value[i];
-    if (quoted) {
-      if (c == '\\') ++i;
-      else if (c == '"') quoted = false;
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == '<') {
-      auto close = value.find('>', i + 1);
-      if (close == std::string_view::npos) return std::nullopt;
-      start = value.find(';', close);
-      if (start == std::string_view::npos) return std::nullopt;
-    } else if (c == ';') {
-      start = i;
-    }
+  std::size_t start = find_unquoted(value, "<;");
+  if (start != std::string_view::npos && value[start] == '<') {
+    auto close = value.find('>', start + 1);
+    if (close == std::string_view::npos) return std::nullopt;
+    start = value.find(';', close);
   }
   if (start == std::string_view::npos) return std::nullopt;
   std::string_view params = value.substr(start);
   while (!params.empty()) {
     params.remove_prefix(1);  // the ';'
-    std::size_t end = 0;
-    bool q = false;
-    for (; end < params.size(); ++end) {
-      char c = params[end];
-      if (q) {
-        if (c == '\\') ++end;
-        else if (c == '"') q = false;
-      } else if (c == '"') {
-        q = true;
-      } else if (c == ';' || c == ',') {
-        break;
-      }
-    }
+    std::size_t end = find_unquoted(params, ";,");
     end = std::min(end, params.size());
     std::string_view param = trim(params.substr(0, end));
     auto eq = param.find('=');

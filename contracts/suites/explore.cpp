@@ -315,7 +315,7 @@ void explore_sequences(CheckContext& ctx) {
     timeouts += r.timeouts;
     rules.insert(r.rules.begin(), r.rules.end());
     for (auto& [step, d] : r.should)
-      if (std::none_of(should.begin(), should.end(), [&](const auto& x) { return x.second.rule == d.rule; }))
+      if (std::none_of(should.begin(), should.end(), [&rule = d.rule](const auto& x) { return x.second.rule == rule; }))
         should.emplace_back(r.sent[step].answers.empty() ? "" : r.sent[step].answers.front().curl, d);
     if (r.failure) failed.emplace(seq, std::move(r));
     if (interrupted) break;

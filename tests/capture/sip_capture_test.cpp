@@ -22,6 +22,7 @@
 namespace crh::capture {
 namespace {
 
+using testing::command_output;
 using testing::Dir;
 using testing::LinkKind;
 using testing::PcapBuilder;
@@ -206,18 +207,6 @@ TEST(SipRedaction, ScannerLeavesOtherHeadersAndQuotedLookalikesAlone) {
   EXPECT_NE(after.find("cnonce=\"xxxxxx\""), std::string::npos);
 }
 
-// The bytes a shell command prints (popen), for tshark.
-std::string output_of(const std::string& command) {
-  std::string out;
-  if (FILE* p = ::popen(command.c_str(), "r")) {
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    ::pclose(p);
-  }
-  return out;
-}
-
 TEST(SipRedaction, TsharkDissectsRedactedSipOverUdpAndTcpWithNothingMalformed) {
   if (std::system("command -v tshark >/dev/null 2>&1") != 0) GTEST_SKIP() << "tshark is not installed";
   const std::string path = ::testing::TempDir() + "/sip_tshark_test.pcap";
@@ -239,10 +228,10 @@ TEST(SipRedaction, TsharkDissectsRedactedSipOverUdpAndTcpWithNothingMalformed) {
   }
   // Every response value tshark reads is the mask.
   const std::string tshark = "tshark -r " + path + " -d udp.port==5060,sip -d tcp.port==5060,sip ";
-  const std::string sip = output_of(tshark + "-Y sip 2>/dev/null");
+  const std::string sip = command_output(tshark + "-Y sip 2>/dev/null");
   EXPECT_GE(std::count(sip.begin(), sip.end(), '\n'), 5) << sip;
-  EXPECT_EQ(output_of(tshark + "-Y _ws.malformed 2>/dev/null"), "");
-  const std::string responses = output_of(tshark + "-Y sip.auth -T fields -e sip.auth.digest.response 2>/dev/null");
+  EXPECT_EQ(command_output(tshark + "-Y _ws.malformed 2>/dev/null"), "");
+  const std::string responses = command_output(tshark + "-Y sip.auth -T fields -e sip.auth.digest.response 2>/dev/null");
   EXPECT_NE(responses.find("xxxxxxxx"), std::string::npos) << responses;
   EXPECT_EQ(responses.find("6629"), std::string::npos) << responses;
 }

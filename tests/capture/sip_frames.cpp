@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 
+#include <cstdio>
 #include <span>
 #include <stdexcept>
 
@@ -101,6 +102,17 @@ std::string udp_packet(std::string_view src, std::uint16_t sport, std::string_vi
     ip[11] = static_cast<char>(h & 0xff);
   }
   return ip + udp;
+}
+
+std::string command_output(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen(command.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
 }
 
 }  // namespace crh::capture::testing

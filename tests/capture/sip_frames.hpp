@@ -29,4 +29,7 @@ std::string sip_request(const SipCall& c, std::string_view method);
 std::string udp_packet(std::string_view src, std::uint16_t sport, std::string_view dst, std::uint16_t dport,
                        std::string_view payload);
 
+// The bytes a shell command prints (popen), for tshark.
+std::string command_output(const std::string& command);
+
 }  // namespace crh::capture::testing

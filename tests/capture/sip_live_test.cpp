@@ -41,17 +41,6 @@ sockaddr_in loopback(std::uint16_t port) {
   return a;
 }
 
-std::string command_output(const std::string& command) {
-  std::string out;
-  if (FILE* p = ::popen(command.c_str(), "r")) {
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    ::pclose(p);
-  }
-  return out;
-}
-
 TEST(SipLiveCapture, RecordsSipOverUdpAndTcpWithDigestValuesOverwritten) {
   if (::geteuid() != 0) GTEST_SKIP() << "not root: a live capture needs root or CAP_NET_RAW";
   // The "SIP target": a UDP socket and a TCP listener on one port (a few
@@ -139,9 +128,9 @@ TEST(SipLiveCapture, RecordsSipOverUdpAndTcpWithDigestValuesOverwritten) {
   if (std::system("command -v tshark >/dev/null 2>&1") == 0) {
     const std::string tshark = "tshark -r '" + file + "' -d udp.port==" + std::to_string(port) +
                                ",sip -d tcp.port==" + std::to_string(port) + ",sip ";
-    const std::string methods = command_output(tshark + "-Y sip.Method -T fields -e sip.Method 2>/dev/null");
+    const std::string methods = testing::command_output(tshark + "-Y sip.Method -T fields -e sip.Method 2>/dev/null");
     EXPECT_EQ(methods, "INVITE\nINVITE\n");
-    EXPECT_EQ(command_output(tshark + "-Y _ws.malformed 2>/dev/null"), "");
+    EXPECT_EQ(testing::command_output(tshark + "-Y _ws.malformed 2>/dev/null"), "");
   }
   std::filesystem::remove(file);
 }

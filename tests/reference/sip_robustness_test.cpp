@@ -60,10 +60,8 @@ TEST_F(SipServerTest, FinalAnswersAreRetransmittedOverUdpUntilAcked) {
 TEST_F(SipServerTest, NonInviteRetransmissionGetsTheSameAnswer) {
   start();
   SipTestPeer a(false, sip_port());
-  SipRequest bye = call("+15550101", "+15557000001", "bye-unknown");
-  bye.method = "BYE";
+  SipRequest bye = call("+15550101", "+15557000001", "bye-unknown").as("BYE");
   bye.to_tag = "nosuchtag";
-  bye.body.clear();
   a.send(bye.bytes(a, sip_port()));
   auto first = a.read();
   a.send(bye.bytes(a, sip_port()));
@@ -76,9 +74,7 @@ TEST_F(SipServerTest, NonInviteRetransmissionGetsTheSameAnswer) {
 TEST_F(SipServerTest, ReceivedAndRportAreAddedAndTheAnswerGoesToTheSource) {
   start();
   SipTestPeer a(false, sip_port());
-  SipRequest options = call("+15550101", "+15557000001", "nat");
-  options.method = "OPTIONS";
-  options.body.clear();
+  SipRequest options = call("+15550101", "+15557000001", "nat").as("OPTIONS");
   std::string bytes = options.bytes(a, sip_port());
   // The top Via names an address the packet did not come from (a NAT), a second Via follows.
   bytes.replace(bytes.find("Via: SIP/2.0/UDP 127.0.0.1:"), 27, "Via: SIP/2.0/UDP 192.0.2.7:");
@@ -98,9 +94,7 @@ TEST_F(SipServerTest, MalformedRequestsGet400OrAreDropped) {
   start();
   SipTestPeer a(false, sip_port());
   auto valid = [&](std::string branch) {
-    SipRequest r = call("+15550101", "+15557000001", std::move(branch));
-    r.method = "OPTIONS";
-    r.body.clear();
+    SipRequest r = call("+15550101", "+15557000001", std::move(branch)).as("OPTIONS");
     return r.bytes(a, sip_port());
   };
   auto without = [&](std::string bytes, std::string_view header) {
@@ -151,10 +145,9 @@ TEST_F(SipServerTest, HugeTcpMessageClosesTheConnection) {
 TEST_F(SipServerTest, TcpPipelinedAndSplitMessagesAreFramed) {
   start();
   SipTestPeer a(true, sip_port());
-  SipRequest o1 = call("+15550101", "+15557000001", "p1"), o2 = call("+15550101", "+15557000001", "p2");
-  o1.method = o2.method = "OPTIONS";
+  SipRequest o1 = call("+15550101", "+15557000001", "p1").as("OPTIONS");
+  SipRequest o2 = call("+15550101", "+15557000001", "p2").as("OPTIONS");
   o1.body = "ignored body";
-  o2.body.clear();
   const std::string both = "\r\n\r\n" + o1.bytes(a, sip_port()) + o2.bytes(a, sip_port());
   for (std::size_t i = 0; i < both.size(); i += 7) {  // in small pieces
     a.send(std::string_view(both).substr(i, 7));

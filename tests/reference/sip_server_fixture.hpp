@@ -83,10 +83,9 @@ class SipServerTest : public ::testing::Test {
     return std::nullopt;
   }
   // The ACK for `final` (same branch for a non-2xx, §17.1.1.3; a new one for a 2xx, §13.2.2.4).
-  void ack(SipTestPeer& peer, SipRequest request, const SipReply& final) {
-    request.method = "ACK";
+  void ack(SipTestPeer& peer, const SipRequest& invite, const SipReply& final) {
+    SipRequest request = invite.as("ACK");
     request.to_tag = final.to_tag();
-    request.body.clear();
     if (final.status < 300) request.branch += "-ack";
     peer.send(request.bytes(peer, sip_port()));
   }

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace crh::test {
 
@@ -162,6 +163,14 @@ struct SipRequest {
   unsigned long cseq = 1;
   std::string extra;   // more header lines, each ending in CRLF
   std::string body;
+
+  // The same dialog and transaction fields as another method, with no body.
+  SipRequest as(std::string other_method) const {
+    SipRequest r = *this;
+    r.method = std::move(other_method);
+    r.body.clear();
+    return r;
+  }
 
   std::string bytes(const SipTestPeer& peer, unsigned short server_port) const {
     const std::string host = "127.0.0.1:" + std::to_string(server_port);
