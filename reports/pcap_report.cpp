@@ -2,6 +2,10 @@
 #include "reports/pcap_report.hpp"
 
 #include <boost/json.hpp>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
 
 #include "core/result_keys_capture.hpp"
 #include "core/result_keys_contract.hpp"
@@ -12,6 +16,7 @@
 namespace crh::reports {
 namespace k = core::keys;
 namespace p = core::keys::pcap;
+namespace ps = core::keys::pcap_sip;
 using core::DocView;
 
 namespace {
@@ -40,6 +45,109 @@ std::string unparsed_text(const DocView& u) {
          ", from frame " + count(u[p::first_frame]) + "): " + clean(u[p::why]);
 }
 
+// The SIP calls the capture held (issue 26), as text both renderings show.
+struct SipNumberLine {
+  std::string number, alias, calls, connected, winner, callers, judged;
+  std::string outcome;  // fail: two winners inside one tag epoch; pass: epochs judged, none with two
+};
+struct SipCallLine {
+  std::string call_id, caller, called, answer, outcome, transport, frames, retransmissions, at;
+};
+struct SipLines {
+  std::string summary, judgement;
+  std::vector<SipNumberLine> numbers;
+  std::vector<SipCallLine> calls;
+  std::vector<std::string> unreadable;
+  std::uint64_t calls_total = 0;
+};
+
+SipLines sip_lines(const DocView& s) {
+  SipLines out;
+  out.calls_total = s[ps::calls].count();
+  out.summary = count(s[ps::calls]) + " calls (" + count(s[ps::messages]) + " messages, " + count(s[ps::unreadable]) +
+                " unreadable, " + count(s[ps::retransmissions]) + " retransmissions): " + count(s[ps::connected]) +
+                " connected, " + count(s[ps::refused]) + " refused, " + count(s[ps::other]) + " other, " +
+                count(s[ps::unanswered]) + " without a final answer";
+  out.judgement = clean(s[ps::judgement]);
+  for (const auto& n : s[ps::numbers].items()) {
+    std::string callers;
+    for (const auto& c : n[ps::connected_callers].items()) callers += (callers.empty() ? "" : ", ") + clean(c);
+    const std::string winner = clean(n[ps::winner]);
+    out.numbers.push_back({clean(n[ps::number]), clean(n[ps::alias]), count(n[ps::calls]), count(n[ps::connected]),
+                           winner.empty() ? "none" : winner, callers, clean(n[ps::judged]),
+                           n[ps::epochs_with_two_winners].count() > 0 ? "fail"
+                           : n[ps::epochs_judged].count() > 0        ? "pass"
+                                                                     : ""});
+  }
+  for (const auto& c : s[ps::calls_listed].items()) {
+    std::string frames;
+    for (const auto& f : c[ps::frames].items()) frames += (frames.empty() ? "" : "–") + count(f);
+    const auto status = c[ps::final_status].count();
+    out.calls.push_back({clean(c[ps::call_id]), clean(c[ps::caller]), clean(c[ps::called]),
+                         status == 0 ? "no final answer" : "SIP " + std::to_string(status), clean(c[ps::outcome]),
+                         clean(c[ps::transport]), frames, count(c[ps::retransmissions]),
+                         fixed(c[ps::time_s].num(), 3) + " s"});
+  }
+  for (const auto& w : s[ps::unreadable_why].items()) out.unreadable.push_back(clean(w));
+  return out;
+}
+
+// Counts, per called number who connected, and with --verbose every call.
+std::string sip_text(const SipLines& sip, bool verbose) {
+  std::string out = "SIP calls\n  " + sip.summary + "\n";
+  for (const auto& n : sip.numbers)
+    out += "  " + n.number + (n.alias.empty() ? "" : " (alias " + n.alias + ")") + ": " + n.calls + " calls, " +
+           n.connected + " connected; winner: " + n.winner +
+           (n.callers.empty() ? "" : "; connected callers: " + n.callers) + "; " + n.judged + "\n";
+  if (verbose)
+    for (const auto& c : sip.calls)
+      out += "    " + c.call_id + ": " + c.caller + " → " + c.called + " " + c.answer + " (" + c.outcome + ", " +
+             c.transport + ", frames " + c.frames + ", " + c.retransmissions + " retransmissions)\n";
+  for (const auto& w : sip.unreadable) out += "    unreadable: " + w + "\n";
+  if (!sip.judgement.empty()) out += "  " + sip.judgement + "\n";
+  return out + "\n";
+}
+
+std::string sip_html(const SipLines& sip) {
+  using html::esc;
+  auto cells = [](std::initializer_list<std::string> texts, const char* tag) {
+    std::string r;
+    for (const auto& t : texts) r += std::string("<") + tag + ">" + esc(t) + "</" + tag + ">";
+    return r;
+  };
+  std::string out = "<section id=\"sip\"><h2>SIP calls</h2>\n<p>" + esc(sip.summary) + "</p>\n";
+  if (!sip.numbers.empty()) {
+    out += "<table id=\"sip-numbers\">\n<tr><th>binding</th>" +
+           cells({"number", "alias", "calls", "connected", "winner", "connected callers", "judged"}, "th") + "</tr>\n";
+    for (const auto& n : sip.numbers)
+      out += "<tr><td>" + (n.outcome.empty() ? std::string() : html::badge(n.outcome)) + "</td>" +
+             cells({n.number, n.alias, n.calls, n.connected, n.winner, n.callers, n.judged}, "td") + "</tr>\n";
+    out += "</table>\n";
+  }
+  if (!sip.judgement.empty()) out += "<p>" + esc(sip.judgement) + "</p>\n";
+  if (!sip.calls.empty()) {
+    out += "<details><summary>The calls (" +
+           (sip.calls.size() < sip.calls_total ? "the first " + std::to_string(sip.calls.size()) + " of " : "") +
+           std::to_string(sip.calls_total) + ")</summary><table id=\"sip-calls\">\n<tr>" +
+           cells({"Call-ID", "caller", "called", "final answer", "outcome", "transport", "frames", "retransmissions",
+                  "INVITE at"},
+                 "th") +
+           "</tr>\n";
+    for (const auto& c : sip.calls)
+      out += "<tr>" +
+             cells({c.call_id, c.caller, c.called, c.answer, c.outcome, c.transport, c.frames, c.retransmissions, c.at},
+                   "td") +
+             "</tr>\n";
+    out += "</table></details>\n";
+  }
+  if (!sip.unreadable.empty()) {
+    out += "<h3>Unreadable SIP messages (the first " + std::to_string(sip.unreadable.size()) + ")</h3><ul>\n";
+    for (const auto& w : sip.unreadable) out += "<li>" + esc(w) + "</li>\n";
+    out += "</ul>\n";
+  }
+  return out + "</section>\n";
+}
+
 }  // namespace
 
 std::string pcap_summary(const boost::json::value& document, const TerminalStyle& style) {
@@ -47,6 +155,7 @@ std::string pcap_summary(const boost::json::value& document, const TerminalStyle
   std::string out;
   const auto capture = doc[p::capture];
   if (!style.quiet) {
+    if (const auto sip = doc.find(ps::section)) out += sip_text(sip_lines(sip), style.verbose);
     out += "Capture\n";
     for (const auto& [label, value] : capture_rows(capture)) out += "  " + label + ": " + value + "\n";
     const auto unparsed = capture[p::unparsed].items();
@@ -107,7 +216,9 @@ std::string pcap_html(const boost::json::value& document) {
     for (const auto& u : unparsed) out += "<li>" + esc(unparsed_text(u)) + "</li>\n";
     out += "</ul>\n";
   }
-  out += "</section>\n<section id=\"checks\"><h2>Checks</h2>\n";
+  out += "</section>\n";
+  if (const auto sip = doc.find(ps::section)) out += sip_html(sip_lines(sip));
+  out += "<section id=\"checks\"><h2>Checks</h2>\n";
   for (const auto& c : doc[k::contract::checks].items()) {
     std::string rules;
     for (const auto& r : c[k::check::rules].items()) rules += " " + r.str();

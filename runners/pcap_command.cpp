@@ -15,7 +15,6 @@
 #include "core/output_file.hpp"
 #include "core/outside.hpp"
 #include "core/profile.hpp"
-#include "core/result_keys_capture.hpp"
 #include "exit_codes.hpp"
 #include "flags.hpp"
 #include "reports/junit.hpp"
@@ -66,67 +65,6 @@ int run_pcap_check(const PcapOptions& o, CLI::Option* base_path_option) {
   return render_pcap_document(doc.as_object(), o.output, "crh pcap check");
 }
 
-// The SIP calls the capture held (issue 26), before the contract's summary so
-// the verdict stays the last line: counts, per called number who connected,
-// and with --verbose every call. Nothing when the capture held no SIP.
-std::string sip_text(const json::object& doc, bool verbose) {
-  namespace k = core::keys::pcap_sip;
-  const auto* section = doc.if_contains(k::section);
-  if (!section || !section->is_object()) return {};
-  const auto& s = section->get_object();
-  auto num = [](const json::object& o, std::string_view key) -> std::string {
-    const auto* v = o.if_contains(key);
-    if (v && v->is_int64()) return std::to_string(v->get_int64());
-    if (v && v->is_uint64()) return std::to_string(v->get_uint64());
-    return "0";
-  };
-  auto str = [](const json::object& o, std::string_view key) -> std::string {
-    const auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->get_string()) : std::string();
-  };
-  auto items = [](const json::object& o, std::string_view key) -> const json::array* {
-    const auto* v = o.if_contains(key);
-    return v && v->is_array() ? &v->get_array() : nullptr;
-  };
-  std::string out = "SIP calls\n  " + num(s, k::calls) + " calls (" + num(s, k::messages) + " messages, " +
-                    num(s, k::unreadable) + " unreadable, " + num(s, k::retransmissions) +
-                    " retransmissions): " + num(s, k::connected) + " connected, " + num(s, k::refused) +
-                    " refused, " + num(s, k::other) + " other, " + num(s, k::unanswered) + " without a final answer\n";
-  if (const auto* numbers = items(s, k::numbers))
-    for (const auto& v : *numbers) {
-      if (!v.is_object()) continue;
-      const auto& n = v.get_object();
-      std::string callers;
-      if (const auto* list = items(n, k::connected_callers))
-        for (const auto& c : *list)
-          if (c.is_string()) callers += (callers.empty() ? "" : ", ") + std::string(c.get_string());
-      const std::string alias = str(n, k::alias);
-      out += "  " + str(n, k::number) + (alias.empty() ? "" : " (alias " + alias + ")") + ": " + num(n, k::calls) +
-             " calls, " + num(n, k::connected) + " connected; winner: " +
-             (str(n, k::winner).empty() ? "none" : str(n, k::winner)) +
-             (callers.empty() ? "" : "; connected callers: " + callers) + "; " + str(n, k::judged) + "\n";
-    }
-  if (verbose)
-    if (const auto* calls = items(s, k::calls_listed))
-      for (const auto& v : *calls) {
-        if (!v.is_object()) continue;
-        const auto& c = v.get_object();
-        std::string frames;
-        if (const auto* f = items(c, k::frames))
-          for (const auto& x : *f) frames += (frames.empty() ? "" : "–") + json::serialize(x);
-        out += "    " + str(c, k::call_id) + ": " + str(c, k::caller) + " → " + str(c, k::called) + " " +
-               (num(c, k::final_status) == "0" ? std::string("no final answer") : "SIP " + num(c, k::final_status)) +
-               " (" + str(c, k::outcome) + ", " + str(c, k::transport) + ", frames " + frames + ", " +
-               num(c, k::retransmissions) + " retransmissions)\n";
-      }
-  if (const auto* why = items(s, k::unreadable_why))
-    for (const auto& w : *why)
-      if (w.is_string()) out += "    unreadable: " + std::string(w.get_string()) + "\n";
-  const std::string judgement = str(s, k::judgement);
-  if (!judgement.empty()) out += "  " + judgement + "\n";
-  return out + "\n";
-}
-
 }  // namespace
 
 int render_pcap_document(const json::object& doc, const OutputFlags& output, const std::string& command) {
@@ -150,7 +88,6 @@ int render_pcap_document(const json::object& doc, const OutputFlags& output, con
       exit_code = static_cast<int>(code->get_int64());
   exit_code = with_output_problems(command, problems, exit_code);
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
-  if (!output.quiet) std::cout << sip_text(doc, output.verbose);
   std::cout << reports::pcap_summary(value, {.color = tty, .verbose = output.verbose, .quiet = output.quiet});
   return exit_code;
 }

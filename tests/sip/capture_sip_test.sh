@@ -62,9 +62,12 @@ clear=$(tshark -r "$work/s.pcap" "${decode[@]}" -Y 'sip.auth.digest.response and
 
 echo "--- c. crh pcap check reports the SIP calls and one winner per alias and epoch"
 code=0
-CRH_API_KEY=$key timeout 60 "$crh" pcap check "$work/s.pcap" --json "$work/c.json" >"$work/check.out" 2>"$work/check.err" || code=$?
+CRH_API_KEY=$key timeout 60 "$crh" pcap check "$work/s.pcap" --json "$work/c.json" --html "$work/c.html" >"$work/check.out" 2>"$work/check.err" || code=$?
 [ "$code" -eq 0 ] || { fail "crh pcap check exited $code, expected 0"; tail -n 15 "$work/check.out" "$work/check.err"; }
 grep -q "^SIP calls" "$work/check.out" || fail "the check's summary has no SIP section"
+grep -q '<section id="sip">' "$work/c.html" || fail "the check's HTML page has no SIP section"
+grep -q '<span class="badge o-pass">PASS</span></td><td>+' "$work/c.html" ||
+  fail "the HTML page marks no number as judged with one winner per epoch"
 python3 - "$work/c.json" <<'PY' || fail "the check's SIP section is not one winner per alias and epoch"
 import json, sys
 s = json.load(open(sys.argv[1]))["sip"]
@@ -74,7 +77,7 @@ for n in s["numbers"]:
     assert n["connected"] == 0 or n["winner"], n
 assert any(n["epochs_judged"] > 0 for n in s["numbers"]), s["numbers"]
 PY
-for f in "$work/check.out" "$work/check.err" "$work/c.json"; do
+for f in "$work/check.out" "$work/check.err" "$work/c.json" "$work/c.html"; do
   [ "$(in_file "$key" "$f")" = 0 ] || fail "the key appears in $(basename "$f")"
 done
 
