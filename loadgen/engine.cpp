@@ -133,7 +133,19 @@ void run_threads(Run& run, Workers& workers, Progress& progress) {
     for (auto& t : pool) t.join();
     finished = 1;
   });
+  Clock::time_point stop_seen{};
+  bool settled = false;
   while (!finished.load()) {
+    // Calls without a wire (SIP) have no connection the watchdog can cut: a
+    // stop's grace over, the driver ends those still pending (CANCEL), so
+    // Ctrl-C does not wait out Timer B and the target is left as found.
+    if (!settled && run.stop.load()) {
+      if (stop_seen == Clock::time_point{}) stop_seen = Clock::now();
+      if (Clock::now() - stop_seen >= kStopGrace) {
+        run.calls.settle();
+        settled = true;
+      }
+    }
     std::uint64_t req = 0, err = 0, rounds = 0;
     for (auto& w : workers) {
       req += w->requests.load(std::memory_order_relaxed);

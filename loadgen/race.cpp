@@ -179,6 +179,7 @@ net::awaitable<std::size_t> race_armed_callers(Worker& w, Slot& s, oracle::Round
   std::vector<Clock::time_point> done(k);
   std::size_t winners = 0;
   for (OpKind kind : {OpKind::sip_call, OpKind::sip_recall}) {
+    if (kind == OpKind::sip_recall && cut_short) break;  // stopped: no new INVITE after Ctrl-C
     std::vector<std::unique_ptr<core::ArmedCall>> armed;
     for (std::size_t i = 0; i < k; ++i) armed.push_back(run.calls.arm(alias, s.numbers[i]));
     co_await fire_together(w, armed, s.sent, done);

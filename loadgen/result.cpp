@@ -218,6 +218,7 @@ int exit_code_of(const LoadResult& r, const std::vector<ThresholdVerdict>& verdi
   if (r.violation_count > 0 || proved_nothing(r)) return 1;
   for (const auto& v : verdicts)
     if (!v.held && !v.deferred) return 1;
+  if (r.interrupted) return 1;  // a load cut short never passes, as an interrupted contract or run
   return r.invalid.empty() ? 0 : 4;
 }
 
@@ -268,12 +269,14 @@ json::object verdict_json(const LoadResult& r, const std::vector<ThresholdVerdic
     code = 1;
     reason += (reason.empty() ? "" : "; ") + *incomplete;
   }
+  if (r.interrupted)
+    reason += (reason.empty() ? "" : "; ") + std::string("interrupted (Ctrl-C or SIGTERM): the figures cover only the time until then");
   if (reason.empty())
     reason = deferred ? "no invariant broke; the thresholds are judged on the merged shards (crh report)"
                       : "no invariant broke and every threshold held";
   if (code == 4) reason += "; but the load is INVALID (the generator, not the target, limited its figures)";
   namespace v = k::verdict;
-  return json::object{{v::status, incomplete ? "incomplete" : code == 4 ? "unreliable" : code ? "failed" : "passed"},
+  return json::object{{v::status, incomplete || r.interrupted ? "incomplete" : code == 4 ? "unreliable" : code ? "failed" : "passed"},
                       {v::exit_code, code},
                       {v::reason, reason},
                       {v::valid, r.invalid.empty()},

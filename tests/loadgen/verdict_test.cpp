@@ -70,6 +70,20 @@ TEST(LoadVerdict, AnInvalidLoadCannotTellUnlessItFailed) {
   EXPECT_EQ(exit_code_of(r, evaluate(parse_thresholds({}), r)), 1);
 }
 
+TEST(LoadVerdict, AnInterruptedLoadIsIncompleteAndNeverPasses) {
+  auto r = answered_with(404, 0, 1000);
+  r.interrupted = true;
+  EXPECT_EQ(exit_code_of(r, evaluate(parse_thresholds({}), r)), 1);
+  const auto doc = result_document(LoadConfig{}, r, evaluate(parse_thresholds({}), r), RunInfo{});
+  const auto& verdict = doc.at("verdict").as_object();
+  EXPECT_EQ(verdict.at("status"), "incomplete");
+  EXPECT_EQ(verdict.at("exit_code"), 1);
+  EXPECT_EQ(verdict.at("interrupted"), true);
+  EXPECT_NE(std::string(verdict.at("reason").as_string()).find("interrupted (Ctrl-C or SIGTERM)"), std::string::npos);
+  r.invalid.push_back("the generator thread was busy 97% of the run");  // 1 before 4
+  EXPECT_EQ(exit_code_of(r, evaluate(parse_thresholds({}), r)), 1);
+}
+
 TEST(LoadVerdict, ACleanRunPassesWithTheDefault) {
   const auto r = answered_with(404, 0, 1000);
   EXPECT_FALSE(proved_nothing(r));
