@@ -20,25 +20,30 @@ start_serve --delay-us 1500000 --aliases 24 || exit 1
 port=${sip_addr##*:}
 tcpdump -i lo -U -n -w "$work/i.pcap" "udp port $port" 2>"$work/tcpdump.err" &
 tcpdump_pid=$!
-pids+=("$tcpdump_pid")
-for _ in $(seq 100); do grep -q "listening on" "$work/tcpdump.err" && break; sleep 0.05; done
-grep -q "listening on" "$work/tcpdump.err" || skip "tcpdump cannot capture here: $(cat "$work/tcpdump.err")"
+# A second one prints what reaches the SIP port as it comes: when to interrupt.
+tcpdump -i lo -l -n -A "udp dst port $port" >"$work/live.txt" 2>"$work/live.err" &
+live_pid=$!
+pids+=("$tcpdump_pid" "$live_pid")
+for _ in $(seq 100); do
+  grep -q "listening on" "$work/tcpdump.err" && grep -q "listening on" "$work/live.err" && break
+  sleep 0.05
+done
+for f in tcpdump live; do
+  grep -q "listening on" "$work/$f.err" || skip "tcpdump cannot capture here: $(cat "$work/$f.err")"
+done
 
-# Distinct Call-IDs with an INVITE in the capture so far.
-invites() {
-  tshark -r "$work/i.pcap" -d "udp.port==$port,sip" -Y 'sip.Method == "INVITE"' -T fields -e sip.Call-ID \
-    2>/dev/null | sort -u | wc -l
-}
+# INVITEs sent so far (the preflight's is the first; 100 Trying stops retransmissions).
+invites() { grep -c "INVITE sip:" "$work/live.txt" || true; }
 
 echo "--- a. SIGINT while a round's INVITEs wait for their answers"
 CRH_API_KEY=$(cat "$work/key") "$crh" load --base-url "$url" --call-driver sip --sip-target "$sip_addr" \
   --scenario race --duration 60 --timeout 10000 --json "$work/i.json" >"$work/load.out" 2>"$work/load.err" &
 load_pid=$!
 pids+=("$load_pid")
-# The preflight's call is one INVITE; the round's come once it connected.
-for _ in $(seq 300); do [ "$(invites)" -ge 2 ] && break; sleep 0.1; done
+# The preflight's call is one INVITE; a round's come once it connected, and
+# wait 1.5 s for their answers: the signal comes inside that wait.
+for _ in $(seq 600); do [ "$(invites)" -ge 2 ] && break; sleep 0.05; done
 [ "$(invites)" -ge 2 ] || { fail "no race round's INVITE within 30 s"; tail -n 5 "$work/load.out" "$work/load.err"; exit 1; }
-sleep 0.2
 kill -INT "$load_pid"
 code=0
 for _ in $(seq 300); do kill -0 "$load_pid" 2>/dev/null || break; sleep 0.1; done
@@ -49,8 +54,8 @@ grep -qi "interrupted" "$work/load.out" "$work/load.err" || fail "the load's out
 python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["verdict"]["interrupted"] is True else 1)' \
   "$work/i.json" || fail "the --json document's verdict is not marked interrupted"
 sleep 2  # the server's answers to the CANCELs and BYEs, on the wire
-kill -INT "$tcpdump_pid"
-wait "$tcpdump_pid" 2>/dev/null
+kill -INT "$tcpdump_pid" "$live_pid"
+wait "$tcpdump_pid" "$live_pid" 2>/dev/null
 
 echo "--- b. every INVITE transaction on the wire ended; the pending ones CANCELled"
 tshark -r "$work/i.pcap" -d "udp.port==$port,sip" -Y sip -T fields -E separator=/t \
