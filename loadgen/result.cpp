@@ -270,13 +270,18 @@ json::object verdict_json(const LoadResult& r, const std::vector<ThresholdVerdic
     reason += (reason.empty() ? "" : "; ") + *incomplete;
   }
   if (r.interrupted)
-    reason += (reason.empty() ? "" : "; ") + std::string("interrupted (Ctrl-C or SIGTERM): the figures cover only the time until then");
+    reason += (reason.empty() ? "" : "; ") +
+              std::string("interrupted (Ctrl-C or SIGTERM): the figures cover only the time until then");
   if (reason.empty())
     reason = deferred ? "no invariant broke; the thresholds are judged on the merged shards (crh report)"
                       : "no invariant broke and every threshold held";
   if (code == 4) reason += "; but the load is INVALID (the generator, not the target, limited its figures)";
   namespace v = k::verdict;
-  return json::object{{v::status, incomplete || r.interrupted ? "incomplete" : code == 4 ? "unreliable" : code ? "failed" : "passed"},
+  const char* status = incomplete || r.interrupted ? "incomplete"
+                       : code == 4                 ? "unreliable"
+                       : code                      ? "failed"
+                                                   : "passed";
+  return json::object{{v::status, status},
                       {v::exit_code, code},
                       {v::reason, reason},
                       {v::valid, r.invalid.empty()},

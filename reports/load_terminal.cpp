@@ -249,8 +249,8 @@ std::string verdict_lines(const DocView& doc, const TerminalStyle& style) {
   if (verdict[k::verdict::interrupted].boolean()) out += "interrupted: the figures cover the time until Ctrl-C\n";
   out += shard_lines(doc, style);
   const std::string status = clean(verdict[k::verdict::status]);
-  out += "verdict: " + paint(style.color, status == "passed" || status == "incomplete" || could_not_tell(status) ? status_label(status) : "FAILED",
-                             status_color(status)) +
+  const bool named = status == "passed" || status == "incomplete" || could_not_tell(status);
+  out += "verdict: " + paint(style.color, named ? status_label(status) : "FAILED", status_color(status)) +
          " (" + clean(verdict[k::verdict::reason]) + ")\n";
   return out;
 }
