@@ -254,24 +254,20 @@ json::object config_json(const LoadConfig& c, const LoadResult& r) {
 }
 
 json::object verdict_json(const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts) {
-  int code = exit_code_of(r, verdicts);
+  const auto incomplete = incomplete_shards(r);  // shards missing from a merge: never a pass
+  const int code = incomplete ? 1 : exit_code_of(r, verdicts);
   std::string reason;
-  if (r.violation_count) reason = std::to_string(r.violation_count) + " invariant violation(s)";
+  auto add = [&reason](const std::string& why) { reason += (reason.empty() ? "" : "; ") + why; };
+  if (r.violation_count) add(std::to_string(r.violation_count) + " invariant violation(s)");
   std::size_t breached = 0, deferred = 0;
   for (const auto& v : verdicts) {
     breached += !v.held && !v.deferred;
     deferred += v.deferred;
   }
-  if (breached) reason += (reason.empty() ? "" : "; ") + std::to_string(breached) + " threshold(s) breached";
-  if (auto why = proved_nothing(r)) reason += (reason.empty() ? "" : "; ") + *why;
-  const auto incomplete = incomplete_shards(r);
-  if (incomplete) {
-    code = 1;
-    reason += (reason.empty() ? "" : "; ") + *incomplete;
-  }
-  if (r.interrupted)
-    reason += (reason.empty() ? "" : "; ") +
-              std::string("interrupted (Ctrl-C or SIGTERM): the figures cover only the time until then");
+  if (breached) add(std::to_string(breached) + " threshold(s) breached");
+  if (auto why = proved_nothing(r)) add(*why);
+  if (incomplete) add(*incomplete);
+  if (r.interrupted) add("interrupted (Ctrl-C or SIGTERM): the figures cover only the time until then");
   if (reason.empty())
     reason = deferred ? "no invariant broke; the thresholds are judged on the merged shards (crh report)"
                       : "no invariant broke and every threshold held";
