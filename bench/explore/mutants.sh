@@ -53,7 +53,8 @@ export CRH_API_KEY=mutants-$RANDOM$RANDOM$RANDOM
 needs_expiry() {
   case "$1" in
     lock-half-lifetime | late-first-call-unbound | tag-skips-expired | expiry-from-first-call | \
-      list-stale-after-expiry) return 0 ;;
+      list-stale-after-expiry | expiry-extra-minute | expiry-in-seconds | untag-after-expiry-ok | \
+      lock-outlives-expiry) return 0 ;;
   esac
   return 1
 }
