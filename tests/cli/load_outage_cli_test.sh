@@ -41,6 +41,7 @@ back=$(now)
 code=0
 wait "$loader" || code=$?
 echo "  killed $(python3 -c "print(f'{$killed - $started:.2f}')") s after the load started, serving again $(python3 -c "print(f'{$back - $started:.2f}')") s after (down $(python3 -c "print(f'{$back - $killed:.2f}')") s)"
+echo "  errors: $(field "$work/killed.json" '"%.2f%% of %d requests" % (100 * d["totals"]["error_rate"], d["totals"]["requests"])' 2>/dev/null || echo unknown) (the error limit alone would not see it)"
 grep -E "^outages|DOWN|outage.max|unavailable|closed loop|verdict" "$work/killed.out" | sed 's/^/  | /' || true
 [ "$code" -eq 1 ] || { fail "the load through the outage exited $code, expected 1"; tail -n 30 "$work/killed.out"; cat "$work/killed.err"; }
 longest=$(field "$work/killed.json" 'd["outages"]["longest_s"]' 2>/dev/null || echo 0)
