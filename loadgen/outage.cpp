@@ -112,9 +112,13 @@ void Timeline::add_down(DownRun d) {
   sorted_ = false;
 }
 
-void Timeline::merge(const Timeline& other) {
-  lit_.insert(lit_.end(), other.lit_.begin(), other.lit_.end());
-  downs_.insert(downs_.end(), other.downs_.begin(), other.downs_.end());
+void Timeline::merge(const Timeline& other, std::int64_t offset_ns) {
+  for (auto s : other.lit_) lit_.push_back({s.from_ns + offset_ns, s.to_ns + offset_ns});
+  for (auto d : other.downs_) {
+    d.from_ns += offset_ns;
+    d.to_ns += offset_ns;
+    downs_.push_back(std::move(d));
+  }
   sorted_ = false;
   normalize();
 }

@@ -61,8 +61,9 @@ class Timeline {
   // The hot path: O(1) for answers in time order; others are sorted later.
   void up(std::int64_t t);
   void down(std::int64_t t, unsigned status, Failure failure);
-  // Adds another thread's or shard's timeline.
-  void merge(const Timeline& other);
+  // Adds another thread's or shard's timeline; `offset_ns` later (a
+  // repetition run after this one: its times follow this one's measured time).
+  void merge(const Timeline& other, std::int64_t offset_ns = 0);
   // Sorted, lit spans coalesced, down runs inside a lit span dropped, down
   // runs in the same dark gap joined (their counts add).
   void normalize();

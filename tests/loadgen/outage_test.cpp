@@ -152,6 +152,22 @@ TEST(Outage, SplitsOfTheSameAnswersMergeIntoTheSameTimeline) {
   EXPECT_EQ(outages_of(even, 6 * s).at(0).answers.total(), 700u);
 }
 
+TEST(Outage, ALaterRepetitionFollowsTheFirstInTime) {
+  Timeline first, second;
+  ups(first, 0, 6 * s);
+  ups(second, 0, 2 * s);
+  downs(second, 2 * s, 3500 * ms);
+  ups(second, 3500 * ms, 6 * s);
+  Timeline overlaid = first;
+  overlaid.merge(second);
+  EXPECT_TRUE(outages(overlaid, 12 * s).empty()) << "side by side (shards), the first's successes cover it";
+  first.merge(second, 6 * s);
+  const auto o = outages(first, 12 * s);
+  ASSERT_EQ(o.size(), 1u) << "one after the other (repetitions), it is the second's";
+  EXPECT_EQ(o[0].start_ns, 7990 * ms);
+  EXPECT_EQ(o[0].end_ns, 9500 * ms);
+}
+
 TEST(Outage, BoundingKeepsEveryStretch) {
   Timeline t;
   for (int i = 0; i < 400; ++i) t.up(i * 200 * ms);  // a success every 200 ms: 400 lit spans
