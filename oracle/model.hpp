@@ -192,6 +192,11 @@ struct StatusExpectation {
   std::string_view refusal_rule;   // broken by a refusal where none is accepted (or expected)
   std::string_view status_rule;    // broken (SHOULD) by a refusal with a status the profile does not name
   std::string why;                 // what decides it, for messages
+  // Refusals tolerated for one cause that these statuses do not explain (a
+  // tag refused as if every alias were tagged, when one is certainly free):
+  // a refusal with one of them breaks `unexplained_rule` (MUST).
+  std::vector<unsigned> unexplained;
+  std::string_view unexplained_rule;
 };
 
 // A field of a 200 answer, read under the profile's names.

@@ -211,7 +211,9 @@ std::vector<Divergence> check(const Prediction& p, const ObservedAnswer& answer)
     return out;
   }
   if (answer.status != 200) {
-    if (!s.refusal) j.add(Severity::must, s.refusal_rule, "HTTP 200" + why, got);
+    if (std::find(s.unexplained.begin(), s.unexplained.end(), answer.status) != s.unexplained.end())
+      j.add(Severity::must, s.unexplained_rule, "HTTP 200" + why, got + ", which no cause named explains");
+    else if (!s.refusal) j.add(Severity::must, s.refusal_rule, "HTTP 200" + why, got);
     else if (!s.statuses.empty() && std::find(s.statuses.begin(), s.statuses.end(), answer.status) == s.statuses.end())
       j.add(Severity::should, s.status_rule, "a refusal with " + statuses_text(s.statuses) + why, got);
     else if (s.statuses.empty() && s.ok_expected) j.add(Severity::should, s.refusal_rule, "HTTP 200" + why, got);

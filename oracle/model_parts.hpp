@@ -47,6 +47,12 @@ class Expect {
   void may_refuse(const std::vector<unsigned>& statuses, std::string_view rule, const std::string& why);
   // The MUST rules accept a refusal, the profile expects 200 (a refusal breaks `rule` as a SHOULD).
   void refusal_tolerated(std::string_view rule, const std::string& why);
+  // A refusal with one of `statuses` is not the tolerated cause: it breaks `rule`.
+  void unexplained_by(const std::vector<unsigned>& statuses, std::string_view rule) {
+    s_.unexplained = statuses;
+    s_.unexplained_rule = rule;
+  }
+  bool refusal_named() const { return !s_.statuses.empty(); }
   // Which rule a refusal breaks when none is accepted.
   void success_rule(std::string_view rule) { s_.refusal_rule = rule; }
   bool must_refused() const { return !s_.ok; }

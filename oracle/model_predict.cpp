@@ -195,6 +195,7 @@ struct Predictor {
     auth(e);
     if (empty_id(e, op.channel, "channel id")) return e.done();
     exists(e, ch.exists, "E8", chan);
+    bool minutes_tolerated = false;
     if (!op.tag || !op.minutes) {
       e.must_refuse(st.bad_input, "R3", "the tag operation requires both tag and minutes (spec 4, rule 3)");
     } else if (const auto minutes = parse_minutes(*op.minutes); !minutes) {
@@ -204,7 +205,9 @@ struct Predictor {
                       "minutes=" + *op.minutes + " is outside the profile's range " +
                           std::to_string(profile.dialect.minutes.min) + ".." +
                           std::to_string(profile.dialect.minutes.max));
-    } else if (!profile.minutes_given && !e.must_refused() && *minutes > std::max<std::int64_t>(m.minutes_taken, 1)) {
+    } else if (!profile.minutes_given && !e.must_refused() &&
+               *minutes > std::max<std::int64_t>(m.minutes_taken, 1)) {
+      minutes_tolerated = true;
       // The spec names bounds of minutes without showing them (spec 8): above
       // one minute (the least lifetime) and the most the target took, that it
       // takes these rests on DESIGN.md §3's default range alone.
@@ -224,6 +227,8 @@ struct Predictor {
         e.must_refuse(st.all_tagged, "T1", "every alias of " + chan + " carries a live tag");
       }
     }
+    // A refusal of the minutes is bad input, not the refusal of a full channel.
+    if (minutes_tolerated && !e.refusal_named()) e.unexplained_by(st.all_tagged, "E8");
     std::vector<std::string> values = ch.aliases_complete ? picks.possible : std::vector<std::string>{};
     if (values.size() != 1) {
       std::string among;

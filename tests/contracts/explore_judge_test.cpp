@@ -147,6 +147,17 @@ TEST(ExploreJudge, AMinutesRefusalInTheDefaultRangeIsAShouldUnlessTheProfileGive
   EXPECT_NE(silent.should.front().second.text.find("\"minutes\""), std::string::npos)
       << silent.should.front().second.text;
 
+  // A refusal as if the channel were full (409) is not the minutes' refusal:
+  // with a free alias, it breaks E8 whatever the profile says of minutes.
+  ScriptedWire full([](const Step&, const oracle::Operation& op) -> std::pair<unsigned, std::string> {
+    if (op.endpoint == core::api::Operation::list_aliases)
+      return {200, R"({"aliases":[{"id":"1","tag":null},{"id":"2","tag":null}]})"};
+    return {409, R"({"msg":"every alias is tagged"})"};
+  });
+  const auto refused_as_full = explore::replay(seq, live_model(), core::Profile{}, full);
+  ASSERT_TRUE(refused_as_full.failure);
+  EXPECT_EQ(refused_as_full.failure->rule(), "E8") << first_must(refused_as_full);
+
   // Minutes the target took once it is then expected to take again.
   bool took = false;
   ScriptedWire learning([&](const Step&, const oracle::Operation& op) -> std::pair<unsigned, std::string> {
