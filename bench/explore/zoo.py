@@ -39,7 +39,7 @@ def draw_combinations(switches, runs, rng, only, disputed):
     for name, values in switches:
         allowed = [v for v in values if disputed or (name, v) not in DISPUTED]
         if name in only:
-            allowed = [only[name]]
+            allowed = only[name]
         column = allowed * math.ceil(runs / len(allowed))
         rng.shuffle(column)
         columns[name] = column[:runs]
@@ -67,8 +67,9 @@ def fits_no_profile(combo):
 
 def force_no_profile(combo, rng, only):
     for k, ok in NO_PROFILE_OK.items():
-        if combo[k] not in ok and k not in only:
-            combo[k] = rng.choice(sorted(ok))
+        choices = sorted(ok & set(only.get(k, ok)))
+        if combo[k] not in ok and choices:
+            combo[k] = rng.choice(choices)
 
 
 def profile_for(combo, kind, rng):
@@ -244,6 +245,24 @@ def table(results, switches):
     return "\n".join(lines)
 
 
+def markdown(results, switches):
+    """One row per switch: each value's runs and false alarms (README's table)."""
+    lines = ["| switch | value: runs (false alarms) |", "|---|---|"]
+    for name, values in switches:
+        cells = []
+        for v in values:
+            rs = [r for r in results if r["combo"][name] == v]
+            if rs:
+                cells.append(f"{v}: {len(rs)} ({sum(outcome(r) == 'FALSE ALARM' for r in rs)})")
+        lines.append(f"| {name} | {' · '.join(cells)} |")
+    cells = []
+    for kind in ("full", "lean", "none"):
+        rs = [r for r in results if r["profile"] == kind]
+        cells.append(f"{kind}: {len(rs)} ({sum(outcome(r) == 'FALSE ALARM' for r in rs)})")
+    lines.append(f"| profile | {' · '.join(cells)} |")
+    return "\n".join(lines)
+
+
 def describe(r):
     combo = " ".join(f"{k}={v}" for k, v in r["combo"].items())
     head = (f"run {r['i']}: {outcome(r)} exit {r['exit']} seed {r.get('drawn_seed')} "
@@ -277,10 +296,11 @@ def main():
     names = {n: vs for n, vs in switches}
     only = {}
     for o in args.only:
-        n, _, v = o.partition("=")
-        if n not in names or v not in names[n]:
+        n, _, vs = o.partition("=")
+        values = vs.split(",")
+        if n not in names or not all(v in names[n] for v in values):
             sys.exit(f"zoo.sh: --only {o}: no such switch value (crh_dialect_server --list-choices)")
-        only[n] = v
+        only[n] = values
     base = args.seed_base if args.seed_base is not None else secrets.randbelow(2**31)
     rng = random.Random(base)
     combos = draw_combinations(switches, args.runs, rng, only, args.disputed)
@@ -342,6 +362,8 @@ def main():
                f"{er} errors; seed base {base}")
     with open(os.path.join(out_dir, "table.txt"), "w") as f:
         f.write(text + "\n" + summary + "\n")
+    with open(os.path.join(out_dir, "table.md"), "w") as f:
+        f.write(markdown(results, switches) + "\n\n" + summary + "\n")
     with open(os.path.join(out_dir, "runs.json"), "w") as f:
         json.dump([{k: v for k, v in r.items() if k != "profile_doc"} for r in results], f, indent=1)
     print(text)

@@ -25,7 +25,7 @@
 #   --slow-share F   share of runs with --slow --minute-ms 300 (default 0.2)
 #   --seed-base S    draw the combinations from S (the same S draws the same ones)
 #   --fixed-seeds    exploration seed S+i for run i (else crh draws a fresh one)
-#   --only N=V       every run takes V for switch N (repeatable)
+#   --only N=V[,V]   switch N takes only these values (repeatable)
 #   --disputed       also draw the values whose correctness the lead has not ruled
 #                    on (keycase=fold, again=refused; see DISPUTED below)
 #   --timeout S      limit of one crh run in seconds (default 120 quick, 240 slow)
