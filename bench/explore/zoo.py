@@ -17,7 +17,7 @@ import threading
 import time
 
 # Values the lead has not ruled correct yet: drawn only with --disputed or --only.
-DISPUTED = {("keycase", "fold"), ("again", "refused")}
+DISPUTED = {("keycase", "fold"), ("again", "refused"), ("tagnames", "unique")}
 SLOW_MINUTE_MS = 300
 QUICK_MINUTE_MS = 60000
 
@@ -115,9 +115,9 @@ def profile_for(combo, kind, rng):
                        "alias_expiry": "expires_at", "alias_bound_caller": "bound_caller"}
         if combo["lists"] == "wrapped":
             p["lists"] = {"agents": "agents", "aliases": "aliases"}
-    span = {"week": 10080, "day": 1440, "hour": 60}[combo["minutes"]]
-    if not (lean and span == 1440):
-        p["minutes"] = {"min": 1, "max": span}
+    low, span = {"week": (1, 10080), "day": (1, 1440), "hour": (1, 60), "min5": (5, 1440)}[combo["minutes"]]
+    if not (lean and (low, span) == (1, 1440)):
+        p["minutes"] = {"min": low, "max": span}
     return p
 
 

@@ -44,6 +44,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
 #include <cctype>
@@ -306,18 +307,31 @@ const char* reason(unsigned status) {
   }
 }
 
-std::string wire(const Response& r, bool head_only, bool keep_alive) {
+std::string wire(const Response& r, bool head_only, bool keep_alive, bool http11 = false) {
   const std::string body = r.html.empty() ? json::serialize(r.body) : r.html;
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) + "\r\n";
   const bool charset = chose("ctype", "charset");
   out += r.html.empty() ? std::string(charset ? "Content-Type: application/json; charset=utf-8\r\n"
                                               : "Content-Type: application/json\r\n")
                         : "Content-Type: " + g_config.refusal_type + "\r\n";
-  out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  // --choice framing=chunked: the body in two chunks, as a streaming framework sends it.
+  const bool chunked = http11 && chose("framing", "chunked");
+  out += chunked ? std::string("Transfer-Encoding: chunked\r\n") : "Content-Length: " + std::to_string(body.size()) + "\r\n";
   if (!r.allow.empty()) out += "Allow: " + r.allow + "\r\n";
   out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
-  if (!head_only) out += body;  // a HEAD answer announces the body's length but carries none
-  return out;
+  if (head_only) return out;  // a HEAD answer announces the body's length but carries none
+  if (!chunked) return out + body;
+  auto chunk = [&out](std::string_view part) {
+    if (part.empty()) return;
+    char size[24];
+    std::snprintf(size, sizeof size, "%zx\r\n", part.size());
+    out += size;
+    out += part;
+    out += "\r\n";
+  };
+  chunk(std::string_view(body).substr(0, body.size() / 2));
+  chunk(std::string_view(body).substr(body.size() / 2));
+  return out + "0\r\n\r\n";
 }
 
 // ---------------------------------------------------------------- HTTP framing
@@ -743,6 +757,7 @@ bool find_agent_locked(const std::string& id) {
 
 // A list: the array itself, or an object holding it (--choice lists).
 json::value list_json(json::array items, json::object wrapper, std::string_view name) {
+  if (chose("listorder", "reverse")) std::reverse(items.begin(), items.end());
   if (chose("lists", "bare")) return items;
   wrapper[name] = std::move(items);
   return wrapper;
@@ -801,6 +816,8 @@ Response database_post(const Request& r, const std::string& key) {
   const json::value* v = params->values.if_contains("value");
   if (!v || !v->is_string()) return error(g_config.choice.status("bad"), "value must be a string");
   std::string value(v->get_string());
+  if (chose("limit", "255") && value.size() > 255)
+    return error(g_config.choice.status("bad"), "value is longer than 255 bytes");
   {
     std::lock_guard lock(g_state.mutex);
     g_state.database[stored_key(key)] = value;
@@ -865,8 +882,9 @@ Response list_aliases(const std::string& channel) {
 }
 
 std::int64_t max_minutes() {
-  return chose("minutes", "week") ? 10'080 : chose("minutes", "day") ? 1440 : 60;
+  return chose("minutes", "week") ? 10'080 : chose("minutes", "hour") ? 60 : 1440;
 }
+std::int64_t min_minutes() { return chose("minutes", "min5") ? 5 : kMinMinutes; }
 
 // Minutes as an integer: a JSON integer, or (form and query) optional '-' and digits.
 std::optional<std::int64_t> minutes_of(const Params& p) {
@@ -895,8 +913,8 @@ std::optional<Response> read_tag(const Request& r, std::string& tag, std::int64_
   auto m = minutes_of(*params);
   if (!m) return error(bad, "minutes must be an integer");
   minutes = *m;
-  if (minutes < kMinMinutes || minutes > max_minutes())
-    return error(bad, "minutes must be from 1 to " + std::to_string(max_minutes()));
+  if (minutes < min_minutes() || minutes > max_minutes())
+    return error(bad, "minutes must be from " + std::to_string(min_minutes()) + " to " + std::to_string(max_minutes()));
   tag = std::move(*t);
   return std::nullopt;
 }
@@ -927,6 +945,9 @@ Response tag_alias(const Request& r, const std::string& channel) {
   auto& aliases = g_state.channels[*ch];
   const auto now = Clock::now();
   expire(aliases, now);
+  if (chose("tagnames", "unique"))
+    for (const auto& other : aliases)
+      if (other.tag == tag) return error(409, "the tag " + quoted(tag) + " is on another alias of channel " + channel);
   const auto pick = least_recently_used(aliases);
   if (!pick) return error(g_config.choice.status("full"), "every alias of channel " + channel + " is tagged");
   Alias& a = aliases[*pick];
@@ -1117,8 +1138,8 @@ void serve_requests(Connection& c) {
       answer = error(500, "the dialect server failed on this request");  // a bug of ours: shown, not hidden
     }
     if (answer.drop) return;
-    const bool keep = r.keep_alive && !g_stop;
-    if (!c.send(wire(answer, r.method == "HEAD", keep)) || !keep) return;
+    const bool keep = r.keep_alive && !g_stop && chose("keepalive", "yes");
+    if (!c.send(wire(answer, r.method == "HEAD", keep, r.http11)) || !keep) return;
   }
 }
 

@@ -44,7 +44,8 @@ inline const std::vector<Switch>& switches() {
       {"method", {"405", "404"}, "a method a path does not take"},
       {"notag", {"404", "409"}, "deleting a tag the alias does not have"},
       {"ties", {"low", "high", "random"}, "which of several never-used aliases a tag picks"},
-      {"minutes", {"week", "day", "hour"}, "the minutes a tag may ask for: 1-10080 / 1-1440 / 1-60"},
+      {"minutes", {"week", "day", "hour", "min5"},
+       "the minutes a tag may ask for: 1-10080 / 1-1440 / 1-60 / 5-1440"},
       {"encoding", {"json", "form", "query", "any"},
        "where parameters go: a JSON body / a form body / the query string / any of the three"},
       {"hook", {"dial", "calls", "none"},
@@ -56,6 +57,12 @@ inline const std::vector<Switch>& switches() {
       {"again", {"ok", "refused"}, "snoozing a snoozed agent or waking an awake one: 200 / 409"},
       {"order", {"auth", "route"}, "a request with a bad key to a path that is no endpoint: auth refusal / 404"},
       {"errors", {"msg", "rich"}, "error bodies: {\"msg\"} / {\"msg\", \"code\", \"error\"}"},
+      {"limit", {"none", "255"}, "the size of a database value: none / at most 255 bytes (longer is bad input)"},
+      {"listorder", {"id", "reverse"}, "the order of agent and alias lists: by id / the reverse"},
+      {"framing", {"length", "chunked"}, "a response body framed by Content-Length / chunked (HTTP/1.1)"},
+      {"keepalive", {"yes", "no"}, "the connection after an answer: kept / closed (Connection: close)"},
+      {"tagnames", {"repeat", "unique"},
+       "a tag name already on another alias of the channel: allowed / refused 409"},
   };
   return table;
 }
