@@ -50,6 +50,7 @@ def draw_combinations(switches, runs, rng, only, disputed):
 # field for it is still described by. A switch absent here needs no profile field.
 NO_PROFILE_OK = {
     "names": {"plain"},
+    "state": {"word"},
     "encoding": {"form", "any"},
     "auth": {"401", "403"},
     "bad": {"400"},
@@ -103,18 +104,21 @@ def profile_for(combo, kind, rng):
     if statuses:
         p["statuses"] = statuses
     plain = combo["names"] == "plain"
+    state_field = "snoozed" if combo["state"] == "bool" else "state" if plain else "status"
     if not plain:
         p["id_fields"] = {"agent": ["uid"], "alias": ["alias_uid"]}
-        p["fields"] = {"agent_state": "status", "alias_tag": "label", "database_value": "data",
+        p["fields"] = {"agent_state": state_field, "alias_tag": "label", "database_value": "data",
                        "alias_expiry": "valid_until", "alias_bound_caller": "holder"}
         if combo["lists"] == "wrapped" and not lean:
             p["lists"] = {"agents": "members", "aliases": "numbers"}
     elif not lean:
         p["id_fields"] = {"agent": ["id"], "alias": ["id"]}
-        p["fields"] = {"agent_state": "state", "alias_tag": "tag", "database_value": "value",
+        p["fields"] = {"agent_state": state_field, "alias_tag": "tag", "database_value": "value",
                        "alias_expiry": "expires_at", "alias_bound_caller": "bound_caller"}
         if combo["lists"] == "wrapped":
             p["lists"] = {"agents": "agents", "aliases": "aliases"}
+    elif state_field != "state":
+        p["fields"] = {"agent_state": state_field}
     low, span = {"week": (1, 10080), "day": (1, 1440), "hour": (1, 60), "min5": (5, 1440)}[combo["minutes"]]
     if not (lean and (low, span) == (1, 1440)):
         p["minutes"] = {"min": low, "max": span}

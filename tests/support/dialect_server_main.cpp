@@ -733,11 +733,11 @@ void maybe(json::object& o, std::string_view name, const std::string& value) {
 
 json::value agent_json(const Agent& a) {
   json::object o;
-  if (plain_names()) {
-    o = {{"id", agent_id_json(a)}, {"name", a.label}, {"state", a.snoozed ? "snoozed" : "available"}};
-  } else {
-    o = {{"uid", agent_id_json(a)}, {"label", a.label}, {"status", a.snoozed ? "off" : "on"}};
-  }
+  if (plain_names()) o = {{"id", agent_id_json(a)}, {"name", a.label}};
+  else o = {{"uid", agent_id_json(a)}, {"label", a.label}};
+  if (chose("state", "bool")) o["snoozed"] = a.snoozed;  // the state as a boolean
+  else if (plain_names()) o["state"] = a.snoozed ? "snoozed" : "available";
+  else o["status"] = a.snoozed ? "off" : "on";
   o["calls_today"] = a.calls_today;
   maybe(o, "snoozed_since", a.snoozed_since);
   maybe(o, "last_change", a.last_change);

@@ -33,6 +33,8 @@ inline const std::vector<Switch>& switches() {
        "field names: uid, label, status on|off, members, numbers, alias_uid, msisdn, label, valid_until, holder, "
        "name/data / DESIGN §3's id, name, state available|snoozed, agents, aliases, number, tag, expires_at, "
        "bound_caller, key/value"},
+      {"state", {"word", "bool"},
+       "an agent's state: a word (status on|off, or state available|snoozed) / a boolean field snoozed"},
       {"db", {"named", "bare", "confirm"},
        "database answers: an object with the key and value / the value as a JSON string / GET as named, POST "
        "{\"stored\": true} only"},
