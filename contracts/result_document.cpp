@@ -1,5 +1,6 @@
 // A contract run's verdict and its result document (DESIGN.md §1).
 #include <algorithm>
+#include <set>
 #include <boost/json.hpp>
 
 #include "contracts/runner.hpp"
@@ -57,6 +58,20 @@ std::string judged_apart_text(const RunReport& report) {
          "API runs: a warning, also under --strict)";
 }
 
+// ", breaking E5 and R1": the rules the failed checks' MUST findings name.
+std::string broken_rules_text(const RunReport& report) {
+  std::set<std::string_view> rules;
+  for (const auto& r : report.results)
+    if (r.outcome == Outcome::fail)
+      for (const auto& f : r.findings)
+        if (f.severity == Severity::must) rules.insert(f.rule);
+  std::string out;
+  std::size_t i = 0;
+  for (const auto& rule : rules)
+    out += (i++ == 0 ? ", breaking " : i == rules.size() ? " and " : ", ") + std::string(rule);
+  return out;
+}
+
 }  // namespace
 
 ContractVerdict verdict_of(const RunReport& report, bool strict) {
@@ -81,7 +96,7 @@ ContractVerdict verdict_of(const RunReport& report, bool strict) {
                 " ms, so the checks after them were not run (" + tally + ")" + also};
   if (count(Outcome::fail) > 0)
     return {1, "failed",
-            std::to_string(count(Outcome::fail)) + " check(s) failed" +
+            std::to_string(count(Outcome::fail)) + " check(s) failed" + broken_rules_text(report) +
                 (strict ? " (--strict: SHOULD findings fail)" : "") + " (" + tally + ")" + also};
   // A run that proved nothing must not pass: a CI gate would go green on a
   // target that only timed out, reset or sent truncated answers.
@@ -111,13 +126,13 @@ json::object counts_of(const std::vector<const CheckResult*>& results) {
   return c;
 }
 
-// A rule's outcome: the worst of its checks (fail, indeterminate, warn), else
-// pass when one passed, else skip; "uncovered" when no selected check covers it.
-std::string_view rule_outcome(const std::vector<const CheckResult*>& checks) {
-  if (checks.empty()) return "uncovered";
+// A rule's outcome: the worst of its checks' outcomes on it (fail,
+// indeterminate, warn; oracle::outcome_for_rule), else pass when one passed,
+// else skip; "uncovered" when no selected check covers it.
+std::string_view rule_outcome(const std::vector<std::string_view>& on_rule) {
+  if (on_rule.empty()) return "uncovered";
   for (auto o : {Outcome::fail, Outcome::indeterminate, Outcome::warn, Outcome::pass})
-    if (std::any_of(checks.begin(), checks.end(), [o](const CheckResult* r) { return r->outcome == o; }))
-      return to_string(o);
+    if (std::find(on_rule.begin(), on_rule.end(), to_string(o)) != on_rule.end()) return to_string(o);
   return "skip";
 }
 
@@ -153,23 +168,27 @@ json::object check_json(const CheckResult& r) {
   return out;
 }
 
-// Every rule of the catalogue with its outcome and the checks covering it.
+// Every rule of the catalogue with its outcome and the checks covering it:
+// a check that failed on one rule leaves its other rules covered, not failed.
 json::array rules_json(const RunReport& report) {
   json::array rules;
   for (const auto& rule : rule_catalogue()) {
-    std::vector<const CheckResult*> covering;
+    std::vector<std::string_view> on_rule;
     json::array ids;
     for (const auto& r : report.results)
       if (std::find(r.rules.begin(), r.rules.end(), rule.id) != r.rules.end()) {
-        covering.push_back(&r);
-        ids.push_back(json::object{{k::rule_check::id, r.id},
-                                   {k::rule_check::outcome, to_string(r.outcome)},
-                                   {k::rule_check::severity, to_string(r.severity)}});
+        const auto outcome = oracle::outcome_for_rule(to_string(r.outcome), r.findings, rule.id);
+        on_rule.push_back(outcome);
+        json::object entry{{k::rule_check::id, r.id},
+                           {k::rule_check::outcome, outcome},
+                           {k::rule_check::severity, to_string(r.severity)}};
+        if (outcome != to_string(r.outcome)) entry[k::rule_check::check_outcome] = to_string(r.outcome);
+        ids.push_back(std::move(entry));
       }
     rules.push_back(json::object{{k::rule::id, rule.id},
                                  {k::rule::section, rule.section},
                                  {k::rule::text, rule.text},
-                                 {k::rule::outcome, rule_outcome(covering)},
+                                 {k::rule::outcome, rule_outcome(on_rule)},
                                  {k::rule::checks, std::move(ids)}});
   }
   return rules;

@@ -157,7 +157,10 @@ Profile parse_profile(const json::value& doc, const std::string& source) {
       p.encoding_given = true;
     } else if (k == "call_hook") read_call_hook(r, v, f, p.dialect.call_hook);
     else if (k == "statuses") read_statuses(r, v, f, p.statuses);
-    else if (k == "minutes") read_minutes(r, v, f, p.dialect.minutes);
+    else if (k == "minutes") {
+      read_minutes(r, v, f, p.dialect.minutes);
+      p.minutes_given = true;
+    }
     else if (k == "sip") read_sip(r, v, f, p.dialect.sip);
     else return read_names(r, k, v, f, p.dialect.fields);
     return true;

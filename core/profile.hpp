@@ -28,6 +28,7 @@ struct Profile {
   Dialect dialect;              // what the target is: copied into core::Target
   ExpectedStatuses statuses;    // what the checks expect of it
   bool encoding_given = false;  // the file set "encoding" (else a contract run may find it)
+  bool minutes_given = false;   // the file set "minutes" (else the range is DESIGN.md §3's, a default)
 };
 
 // Reads a profile file; keys not given keep their defaults. Throws

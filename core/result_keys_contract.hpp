@@ -110,8 +110,9 @@ using finding::text;
 // rules[].checks[]
 namespace rule_check {
 using check::id;
-using check::outcome;
+using check::outcome;  // the check's outcome on this rule (oracle::outcome_for_rule)
 using check::severity;
+inline constexpr Key check_outcome = "check_outcome";  // the check's own, where a finding on another rule made it differ
 }  // namespace rule_check
 
 }  // namespace crh::core::keys

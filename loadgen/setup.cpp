@@ -1,46 +1,20 @@
 // Preflight, discovery and restore with the blocking client of core/.
 #include "core/outside.hpp"
 #include "loadgen/setup.hpp"
+#include "loadgen/setup_parts.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <boost/json.hpp>
 
 #include "core/api.hpp"
-#include "core/call_drivers.hpp"
 #include "core/http_client.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
 using core::api::Operation;
+using namespace setup;
 namespace {
 
-core::HttpRequest with_key(core::HttpRequest r, const LoadConfig& c) {
-  r.headers.push_back({"Apikey", c.target.api_key});
-  return r;
-}
-
-// An operation of the API model, with the key.
-core::HttpRequest op(const LoadConfig& c, Operation o, core::api::Arguments args = {}) {
-  return with_key(core::api::request(c.target, o, args), c);
-}
-
-std::string answer_text(const core::Exchange& x) {
-  if (!x.response) return x.error_detail.empty() ? std::string(core::to_string(x.error)) : x.error_detail;
-  std::string body = core::from_target(x.response->body, 200);  // redacted, then cut
-  for (auto& ch : body)
-    if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
-  return "HTTP " + std::to_string(x.response->status) + " (body: " + body + ")";
-}
-
-std::optional<json::value> parse(const std::string& body) {
-  boost::system::error_code ec;
-  auto v = json::parse(body, ec);
-  if (ec) return std::nullopt;
-  return v;
-}
-
-// What `read` finds in the JSON body of a 200 answer; nothing for any other answer.
 template <class Read>
 std::optional<std::string> from_ok_json(const core::Exchange& x, Read read) {
   if (!x.response || x.response->status != 200) return std::nullopt;
@@ -53,43 +27,6 @@ std::optional<std::string> database_value_in(const LoadConfig& c, const core::Ex
   return from_ok_json(x, [&](const json::value& v) { return core::api::database_value(c.target.dialect.fields, v); });
 }
 
-json::value parse_or_throw(const core::Exchange& x, const std::string& what) {
-  auto v = parse(x.response->body);
-  if (!v) throw SetupError(what + ": expected a JSON body, got " + answer_text(x));
-  return *v;
-}
-
-// A setup step that must succeed; a refused key (a status of the profile's
-// `auth`) is named as such.
-const core::Exchange& checked_ok(const LoadConfig& c, const core::Exchange& x, const std::string& shown,
-                                 const std::string& what) {
-  if (!x.response)
-    throw SetupError("cannot reach the target: " + shown + " got no answer (" + answer_text(x) +
-                     "); is it running, and is --base-url right?");
-  const auto& auth = c.statuses.auth;
-  if (std::find(auth.begin(), auth.end(), x.response->status) != auth.end())
-    throw SetupError(shown + " was refused with HTTP " + std::to_string(x.response->status) +
-                     ": the API key (CRH_API_KEY or --api-key-file) is not accepted");
-  if (x.response->status != 200) throw SetupError(what + ": " + shown + " expected HTTP 200, got " + answer_text(x));
-  return x;
-}
-
-core::Exchange expect_ok(core::HttpClient& client, const LoadConfig& c, core::HttpRequest r, const std::string& what) {
-  const std::string shown = r.method + " " + c.target.base.to_string() + r.target;
-  auto x = client.send(std::move(r));
-  checked_ok(c, x, shown, what);
-  return x;
-}
-
-// The items of a list answer, found as the dialect names the list.
-const json::array* items_of(const json::value& body, const std::string& preferred) {
-  std::string why;
-  auto found = core::api::find_list(body, preferred, why);
-  return found ? found->items : nullptr;
-}
-
-// The agent's state field as JSON text, compared as is: the harness does not
-// need to know the target's words for "snoozed" to put an agent back.
 std::optional<std::string> state_of(const core::FieldNames& names, const json::value& agent) {
   if (!agent.is_object()) return std::nullopt;
   const auto* v = agent.get_object().if_contains(names.agent_state);
@@ -97,16 +34,35 @@ std::optional<std::string> state_of(const core::FieldNames& names, const json::v
   return json::serialize(*v);
 }
 
+// Whether the mix reads or changes agents.
+bool uses_agents(const LoadConfig& c) {
+  return c.scenario == Scenario::mixed && std::any_of(c.mix.begin(), c.mix.end(), [](const MixEntry& m) {
+           return m.weight > 0 && (m.op == oracle::OpKind::get_agent || m.op == oracle::OpKind::snooze ||
+                                   m.op == oracle::OpKind::wake);
+         });
+}
+
 void discover_agents(core::HttpClient& client, const LoadConfig& c, Discovery& d, FoundState& found) {
   const auto& names = c.target.dialect.fields;
-  auto agents = expect_ok(client, c, op(c, Operation::list_agents), "listing the agents");
-  const json::value body = parse_or_throw(agents, "listing the agents");
+  auto request = op(c, Operation::list_agents);
+  const std::string sent = shown(c, request);
+  const std::string sought = "the agents as a JSON array, the field \"" + names.agents_list +
+                             "\" (profile lists.agents) or the only array field of an object, each with an id under " +
+                             joined(names.agent_id) + " (profile id_fields.agent)";
+  const std::string fix = "; set lists.agents and id_fields.agent in a profile (--profile) to where the target puts them";
+  auto agents = expect_ok(client, c, std::move(request), "listing the agents");
+  const json::value body = parse_or_throw(agents, sent, "listing the agents", sought + fix);
   if (const auto* list = items_of(body, names.agents_list))
     for (const auto& item : *list)
-      if (auto id = core::api::agent_id(names, item); id && item.is_object()) {
+      if (auto id = core::api::agent_id(names, item)) {  // bare ids too, as the contract reads them
         d.agents.push_back(*id);
         found.agent_states.emplace_back(*id, state_of(names, item));
       }
+  // The mix's agent operations would silently drop out of it.
+  if (d.agents.empty() && uses_agents(c))
+    throw SetupError("listing the agents (the mix's get-agent, snooze and wake need them): " + sent + " answered " +
+                     answer_text(agents) + "; looked for " + sought + " and found none" + fix +
+                     ", or use a --mix without get-agent, snooze and wake");
 }
 
 // Why the load cannot take itself for the channel's only tagging client, so
@@ -135,45 +91,6 @@ std::string sole_tagger_doubt(const LoadConfig& c, const json::value& list_body,
   return "channel " + c.target.channel + " showed " + std::to_string(foreign.size()) +
          " tag(s) not made by crh at set-up (alias " + foreign.front() +
          (foreign.size() > 1 ? ", ..." : "") + "): another client tags it, so an alias the load freed may be theirs";
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "\"" : ", \"") + n + "\"";
-  return out;
-}
-
-// The field names of an object, for a message that says what was found.
-std::string fields_of(const json::value& v) {
-  if (!v.is_object()) return std::string("not an object but ") + (v.is_string() ? "a string" : "a scalar or array");
-  std::vector<std::string> names;
-  for (const auto& [k, x] : v.get_object()) names.emplace_back(core::from_target(std::string(k), 40));
-  return names.empty() ? "no fields" : "fields " + joined(names);
-}
-
-json::value discover_aliases(core::HttpClient& client, const LoadConfig& c, Discovery& d) {
-  const auto& names = c.target.dialect.fields;
-  const std::string shown = "GET " + c.target.base.to_string() + core::api::aliases_path(c.target.channel);
-  auto aliases =
-      expect_ok(client, c, op(c, Operation::list_aliases), "listing the channel's aliases (is --channel right?)");
-  json::value body = parse_or_throw(aliases, "listing the aliases");
-  std::string why;
-  auto found = core::api::find_list(body, names.aliases_list, why);
-  if (!found)
-    throw SetupError(shown + ": looked for the list of aliases in field \"" + names.aliases_list +
-                     "\" (profile lists.aliases), a bare array or the only array field, and found none (" + why +
-                     "); the race and the mix need the channel's aliases");
-  for (const auto& item : *found->items)
-    if (auto id = core::api::alias_id(names, item); id && item.is_object()) d.aliases.push_back(*id);
-  if (d.aliases.empty())
-    throw SetupError(
-        shown + ": found " + std::to_string(found->items->size()) + " item(s) in " + found->where +
-        (found->items->empty() ? ""
-                               : " but no alias id: looked for an id under " + joined(names.alias_id) +
-                                     " (profile id_fields.alias), the first item has " +
-                                     fields_of(found->items->front())) +
-        "; the race and the mix need at least one alias");
-  return body;
 }
 
 // Whether the load tags aliases: the race, or a mix with tags.
@@ -221,69 +138,6 @@ void require_untagged(const LoadConfig& c, const core::FieldNames& names, const 
                    "another --channel");
 }
 
-// One tag of the load's name (and its untag): its answer's JSON. `call`, when
-// set, places a call on the tagged alias in between (the race's probe).
-json::value probe_tag(core::HttpClient& client, const LoadConfig& c,
-                      const std::function<void(const std::string& alias)>& call = {}) {
-  auto request = op(c, Operation::tag, {.tag = load_tag_name(c.shard), .minutes = c.target.dialect.minutes.fit(1)});
-  const std::string shown = request.method + " " + c.target.base.to_string() + request.target;
-  auto tag = client.send(std::move(request));
-  const auto& full = c.statuses.all_tagged;
-  if (tag.response && std::find(full.begin(), full.end(), tag.response->status) != full.end())
-    throw SetupError("tagging an alias: " + shown + " was refused with HTTP " + std::to_string(tag.response->status) +
-                     ", every alias tagged (profile statuses.all_tagged), although the list showed none tagged in \"" +
-                     c.target.dialect.fields.alias_tag + "\" (profile fields.alias_tag): " + answer_text(tag) +
-                     "; untag one, wait for the tags to expire, or name the tag field in the profile");
-  checked_ok(c, tag, shown, "tagging an alias");
-  const json::value body = parse_or_throw(tag, "tagging an alias");
-  auto alias = core::api::tagged_alias_id(c.target.dialect.fields, body);
-  if (!alias)
-    throw SetupError("tagging an alias: looked for the alias id under " + joined(c.target.dialect.fields.alias_id) +
-                     " (profile id_fields.alias) in the answer, found " + fields_of(body) + ": " + answer_text(tag));
-  try {
-    if (call) call(*alias);
-  } catch (...) {
-    client.send(op(c, Operation::untag, {.id = *alias}));
-    throw;
-  }
-  client.send(op(c, Operation::untag, {.id = *alias}));
-  return body;
-}
-
-// Places one SIP call on a freshly tagged alias through the SIP driver, so
-// that a SIP target that does not answer or does not connect is told so
-// instead of racing on unknown outcomes.
-json::value probe_sip_call(core::HttpClient& client, const LoadConfig& c) {
-  auto driver = core::make_call_driver(c.target, c.statuses, {.timeout = c.timeout});
-  return probe_tag(client, c, [&](const std::string& alias) {
-    const auto r = driver->place(alias, "+15559999999");
-    if (r.outcome != core::CallOutcome::connected)
-      throw SetupError("the first SIP caller of a freshly tagged alias (" + alias + ") did not connect: " + r.evidence +
-                       ". The race over SIP needs --sip-target to take calls to the alias's number (profile "
-                       "sip.number_field, sip.uri)");
-  });
-}
-
-json::value probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
-  const auto& hook = c.target.dialect.call_hook;
-  if (!hook.enabled)
-    throw SetupError("the race needs the call hook (DESIGN.md §4), and the profile says the target has none");
-  const std::string base = c.target.base.to_string();
-  std::optional<core::Exchange> placed;
-  json::value body =
-      probe_tag(client, c, [&](const std::string& alias) {
-        placed = client.send(op(c, Operation::call, {.id = alias, .caller = "+15559999999"}));
-      });
-  const auto alias = core::api::tagged_alias_id(c.target.dialect.fields, body).value_or("?");
-  const core::Exchange& call = *placed;
-  if (!call.response || call.response->status != 200)
-    throw SetupError("the call hook did not connect the first caller of a freshly tagged alias: " + hook.method + " " +
-                     base + hook.path_for(c.target.channel, alias) + " got " + answer_text(call) +
-                     ". The race needs the hook of DESIGN.md §4 (README: the call hook)");
-  return body;
-}
-
-// A sharded mix reads and changes only its shard's agents and calls only its
 // shard's aliases: another shard's snooze of the same agent would read as a
 // broken rule in this shard's checker. (The race's aliases are picked by the
 // target's tag operation, so the race needs no split of them.)
@@ -354,8 +208,10 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
     d.agent_states = found.agent_states;
   }
   std::optional<json::value> tag_answer;
-  if (c.scenario == Scenario::race) tag_answer = c.target.calls.sip ? probe_sip_call(client, c) : probe_call_hook(client, c);
-  else if (tags && !shows_field(names, aliases)) tag_answer = probe_tag(client, c);
+  if (c.scenario == Scenario::race)
+    tag_answer = c.target.calls.sip ? probe_sip_call(client, c, aliases) : probe_call_hook(client, c);
+  else if (tags) tag_answer = probe_tag(client, c);  // a tag answer the mix cannot read is said now
+  if (c.scenario == Scenario::mixed && c.target.calls.sip && places_calls(c)) require_sip_numbers(c, aliases);
   // Where the list shows no tag under the profile's name, the field in which
   // the tag answer showed the name just sent is where this target keeps it.
   if (tag_answer && !shows_field(names, aliases))

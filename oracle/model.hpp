@@ -155,6 +155,9 @@ struct Model {
   std::map<std::string, ChannelFacts> channels;
   std::optional<std::string> awake_state, snoozed_state;  // learned from wake and snooze answers
   std::int64_t uses = 0;                                  // the model's uses of aliases so far
+  // Minutes the target took in a tag: the spec shows no bounds (spec 8), so
+  // what was taken once is what the model then predicts is taken.
+  std::vector<std::int64_t> minutes_taken;
 
   // Everything known; the model is the target's only client.
   static Model known(const Start& start, ModelClock clock = {});

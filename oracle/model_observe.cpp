@@ -208,6 +208,8 @@ struct Observer {
       if (!kept.empty()) b.last_use = std::move(kept);
     }
     const auto minutes = op.minutes ? parse_minutes(*op.minutes) : std::nullopt;
+    if (minutes && std::find(m.minutes_taken.begin(), m.minutes_taken.end(), *minutes) == m.minutes_taken.end())
+      m.minutes_taken.push_back(*minutes);
     free_alias(*x, TagEnd::none);
     x->tag_state = TagState::tagged;
     x->tag = op.tag.value_or("");

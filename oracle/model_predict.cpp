@@ -25,6 +25,12 @@ const char* end_text(TagEnd e) {
   return "none";
 }
 
+// A value a service may refuse, the spec showing no type or size (spec 2, 8).
+bool edge_value(std::string_view v) {
+  return v.empty() || v.size() > 255 ||
+         std::any_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
 struct Predictor {
   const Model& m;
   const Operation& op;
@@ -113,10 +119,19 @@ struct Predictor {
     auth(e);
     if (empty_id(e, op.id, "key")) return e.done();
     if (set) {
-      if (!op.value) e.should_refuse(st.bad_input, "E6", "the POST sends no value (DESIGN.md §3: bad input)");
-      else
+      if (!op.value) {
+        e.should_refuse(st.bad_input, "E6", "the POST sends no value (DESIGN.md §3: bad input)");
+      } else {
+        // POST sets the value for the key (spec 4), but the spec shows no type
+        // or size of values (spec 2, 8): a service may refuse an empty value,
+        // a long one or one with control characters (a SHOULD); a short
+        // printable one it must take. A write it confirms must read back.
+        if (!e.must_refused() && edge_value(*op.value))
+          e.refusal_tolerated("E6", "the spec shows no type or size of a value (spec 2, 8): a service may refuse "
+                                    "an empty, long (over 255 bytes) or control-character value");
         field(Field::entry_value, {}, {*op.value}, "E6", Severity::should, Severity::should,
               "the value the write confirms");
+      }
       return e.done();
     }
     const auto entry = m.entry(op.id);
@@ -195,6 +210,15 @@ struct Predictor {
                       "minutes=" + *op.minutes + " is outside the profile's range " +
                           std::to_string(profile.dialect.minutes.min) + ".." +
                           std::to_string(profile.dialect.minutes.max));
+    } else if (!profile.minutes_given && !e.must_refused() &&
+               std::find(m.minutes_taken.begin(), m.minutes_taken.end(), *minutes) == m.minutes_taken.end()) {
+      // The spec shows no bounds of minutes (spec 8): until the target took
+      // these minutes once, that it takes them rests on DESIGN.md §3's
+      // default range alone.
+      e.refusal_tolerated("R3", "minutes=" + *op.minutes +
+                                    " lies in DESIGN.md §3's default range 1..1440, which the profile does not "
+                                    "confirm (spec 8 shows no bounds): set the profile's \"minutes\": {\"min\", "
+                                    "\"max\"} to the range the target takes");
     }
     if (op.tag && op.tag->empty()) e.should_refuse(st.bad_input, "R3", "the tag is empty (DESIGN.md §3)");
     if (ch.exists == Known::no) return e.done();

@@ -118,6 +118,23 @@ std::vector<std::string> field_type_differences(const json::object& reference, c
   return out;
 }
 
+std::optional<std::string> form_difference(const json::object& get, const json::object& answer) {
+  const auto only = [](const json::object& a, const json::object& b) {
+    std::string names;
+    for (const auto& [name, value] : a)
+      if (!value.is_null() && !b.if_contains(name)) names += (names.empty() ? "" : ", ") + core::from_target(std::string_view(name), 60);
+    return names;
+  };
+  std::string out;
+  if (auto n = only(get, answer); !n.empty()) out = "fields only the GET has: " + n;
+  if (auto n = only(answer, get); !n.empty()) out += (out.empty() ? "" : "; ") + std::string("fields only this answer has: ") + n;
+  std::string types;
+  for (const auto& d : field_type_differences(get, answer)) types += (types.empty() ? "" : ", ") + d;
+  if (!types.empty()) out += (out.empty() ? "" : "; ") + std::string("types that differ (the GET's, then this answer's): ") + types;
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
 std::string excerpt(std::string_view body, std::size_t max) {
   std::string out;
   // Redacted before it is cut: a key near the cut leaves no prefix behind.
@@ -129,6 +146,19 @@ std::string excerpt(std::string_view body, std::size_t max) {
   }
   if (body.size() > max) out += "... (" + std::to_string(body.size()) + " bytes)";
   return body.empty() ? "an empty body" : "body " + out;
+}
+
+std::string_view outcome_for_rule(std::string_view check_outcome, const std::vector<Finding>& findings,
+                                  std::string_view rule) {
+  if (check_outcome != "fail" && check_outcome != "warn") return check_outcome;
+  const auto names = [&](Severity s, bool on_rule) {
+    return std::any_of(findings.begin(), findings.end(),
+                       [&](const Finding& f) { return f.severity == s && (!on_rule || f.rule == rule); });
+  };
+  if (check_outcome == "fail" && !names(Severity::must, false)) return "fail";
+  if (names(Severity::must, true)) return check_outcome;  // a MUST finding warns only where the check warns
+  if (names(Severity::should, true)) return "warn";
+  return "pass";
 }
 
 }  // namespace crh::oracle

@@ -32,6 +32,14 @@ struct Finding {
   bool apart = false;
 };
 
+// How a check's outcome bears on one rule it covers (DESIGN.md §5): a fail or
+// a warn blames only the rules its findings name ("fail" for a MUST finding
+// on the rule, "warn" for a SHOULD one); the check's other rules were covered
+// and not contradicted ("pass"). A fail with no MUST finding names no rule to
+// blame, so it blames them all. Other outcomes bear on every rule alike.
+std::string_view outcome_for_rule(std::string_view check_outcome, const std::vector<Finding>& findings,
+                                  std::string_view rule);
+
 // The findings on one error answer (any status but 200): a 5xx, a body that
 // is not a JSON object with a string msg (MUST, X2), an empty msg or a
 // Content-Type that is not JSON (SHOULD). Empty when the answer is right.
@@ -61,6 +69,14 @@ std::string_view json_type_name(const boost::json::value& v);
 // order, each as "id (string, then number)". A null matches every type: an
 // optional field may be null in one answer and set in the other.
 std::vector<std::string> field_type_differences(const boost::json::object& reference, const boost::json::object& other);
+
+// R1 (spec 4, rule 1): whether `answer` (snooze's or wake's) has the form of
+// `get`, the single-agent GET of the same agent in the same state. The form is
+// the field names and their JSON types: the order of fields is no part of it
+// (RFC 8259 §4: an object is unordered), a null matches every type, and a
+// field null on one side and absent on the other is the same (a serializer
+// that leaves out empty fields). Nothing when they agree, else what differs.
+std::optional<std::string> form_difference(const boost::json::object& get, const boost::json::object& answer);
 
 // A short, printable excerpt of a body for messages (at most `max` bytes).
 std::string excerpt(std::string_view body, std::size_t max = 120);

@@ -16,6 +16,8 @@ namespace {
 constexpr std::int64_t kMaxTagMinutes = 1440;
 constexpr auto kSlowTagDelay = 20ms;
 constexpr auto kRacyBindYield = 5ms;
+constexpr auto kRacyTagYield = 5ms;           // tag-racy
+constexpr std::size_t kKeyColumnBytes = 255;  // db-long-key-500
 
 json::value agent_json(const Agent& a) {
   return json::object{{"id", a.id}, {"name", a.name}, {"state", a.snoozed ? "snoozed" : "available"}};
@@ -93,7 +95,9 @@ Response Service::get_agent(const Route& route) const {
 }
 
 Response Service::set_snoozed(const Route& route, bool snooze) {
+  auto before = state_.agent(route.id);
   auto a = state_.set_snoozed(route.id, snooze);
+  if (a && !snooze && config_.mutants.has(Mutant::wake_answer_stale)) a = before;  // the row read before the update
   if (!a) return unknown_agent(route);
   if (snooze && config_.faults.has(Fault::snooze_shape)) return ok(json::object{{"ok", true}});
   json::value body = agent_json(*a);
@@ -115,6 +119,8 @@ Response Service::db_get(const Route& route) const {
 
 Response Service::db_set(const Route& route, const std::string* value) {
   if (!value) return error(400, "missing parameter \"value\" (send value=... form-encoded or as JSON)");
+  if (route.id.size() > kKeyColumnBytes && config_.mutants.has(Mutant::db_long_key_500))
+    return error(500, "internal error: data too long for column 'key'");
   if (state_.db_set(route.id, *value) == DbWriteStatus::full)
     return error(409, "the database is full: the reference service keeps at most 256 MiB of keys and values");
   return ok(json::object{{"key", route.id}, {"value", *value}});
@@ -122,6 +128,8 @@ Response Service::db_set(const Route& route, const std::string* value) {
 
 Response Service::list_aliases(const Route& route) const {
   auto aliases = state_.aliases(route.id);
+  if (!aliases && config_.mutants.has(Mutant::list_unknown_channel_empty))
+    return ok(json::object{{"channel", route.id}, {"aliases", json::array{}}});
   if (!aliases) return unknown_channel(route);
   json::array list;
   for (const auto& a : *aliases)
@@ -134,7 +142,8 @@ Reply Service::tag(const Route& route, const std::string* name, const std::strin
   const auto& f = config_.faults;
   if (!state_.has_channel(route.id)) return {unknown_channel(route)};
   if (!name) return {error(400, "missing parameter \"tag\" (required by the tag operation)")};
-  if (name->empty()) return {error(400, "parameter \"tag\" must not be empty")};
+  if (name->empty() && !config_.mutants.has(Mutant::tag_empty_accepted))
+    return {error(400, "parameter \"tag\" must not be empty")};
   std::int64_t minutes = 5;
   if (const std::string* sent = minutes_text) {
     std::string_view m = *sent;
@@ -143,6 +152,11 @@ Reply Service::tag(const Route& route, const std::string* name, const std::strin
                                 dot != std::string_view::npos && dot + 1 < m.size() &&
                                 m.find_first_not_of("0123456789", dot + 1) == std::string_view::npos)
       m = m.substr(0, dot);
+    // minutes-loose-parse: read as parseInt does, up to the first letter or space after the digits.
+    if (auto stop = m.find_first_of(" abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+        config_.mutants.has(Mutant::minutes_loose_parse) && stop != std::string_view::npos && stop > 0 &&
+        m.find_first_not_of("0123456789") == stop)
+      m = m.substr(0, stop);
     auto [end, ec] = std::from_chars(m.data(), m.data() + m.size(), minutes);
     bool digits_only = !m.empty() && m.front() != '-' && m.front() != '+';
     if (ec != std::errc{} || end != m.data() + m.size() || !digits_only || minutes < 1 || minutes > kMaxTagMinutes)
@@ -150,6 +164,7 @@ Reply Service::tag(const Route& route, const std::string* name, const std::strin
   } else if (!f.has(Fault::tag_minutes_optional)) {
     return {error(400, "missing parameter \"minutes\" (required by the tag operation)")};
   }
+  if (config_.mutants.has(Mutant::tag_racy)) return tag_racy(route, *name, minutes);
   auto r = state_.tag(route.id, *name, minutes);
   if (r.status == TagStatus::unknown_channel) return {unknown_channel(route)};
   if (r.status == TagStatus::all_tagged) {
@@ -161,6 +176,23 @@ Reply Service::tag(const Route& route, const std::string* name, const std::strin
   }
   Reply reply{ok(alias_json(r.alias, state_.clock()))};
   if (f.has(Fault::slow_tag)) reply.wait = kSlowTagDelay;
+  return reply;
+}
+
+// tag-racy: the pick and the assignment in two steps with a timer between,
+// as a read, a round trip and an update would be.
+Reply Service::tag_racy(const Route& route, const std::string& name, std::int64_t minutes) {
+  auto picked = state_.tag_pick(route.id);
+  if (picked.status == TagStatus::unknown_channel) return {unknown_channel(route)};
+  if (picked.status == TagStatus::all_tagged)
+    return {error(409,
+                  "every alias of channel " + quoted(route.id) + " is tagged; delete a tag or wait for one to expire")};
+  Reply reply;
+  reply.wait = kRacyTagYield;
+  reply.then = [this, route, name, minutes, alias = picked.alias.id] {
+    auto r = state_.tag_apply(route.id, alias, name, minutes);
+    return r.status == TagStatus::tagged ? ok(alias_json(r.alias, state_.clock())) : unknown_channel(route);
+  };
   return reply;
 }
 
@@ -196,7 +228,8 @@ Reply Service::call(const Route& route, const std::string* caller) {
 
 SipCallReply Service::sip_call(std::string_view number, std::string_view caller) {
   auto where = state_.find_number(number);
-  if (!where && number.find(';') != std::string_view::npos) where = state_.find_number(number.substr(0, number.find(';')));
+  if (!where && number.find(';') != std::string_view::npos)
+    where = state_.find_number(number.substr(0, number.find(';')));
   if (!where || caller.empty()) return {CallStatus::unknown_alias};
   const auto& f = config_.faults;
   if (!f.has(Fault::binding_racy) && !f.has(Fault::binding_racy_turn))

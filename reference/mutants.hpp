@@ -43,6 +43,27 @@ enum class Mutant {
   error_409_no_msg,            // the all-tagged refusal has no msg
   list_hides_bound,            // the alias list leaves out aliases bound to a caller
   list_stale_after_expiry,     // the alias list shows an expired tag until the alias is retagged or deleted
+  // Issue 35: written from the spec alone, by someone who had not tuned exploration.
+  expiry_extra_minute,         // a tag lives one minute longer than asked
+  expiry_in_seconds,           // the lifetime is counted in seconds, not minutes
+  lru_seconds_resolution,      // last uses compared to the second; ties go to fixture order
+  agent_id_numeric,            // agent ids parsed as integers: 0101 and +101 are agent 101
+  untag_index_off_by_one,      // the deleted alias is found by 0-based position: alias 1 deletes alias 2's tag
+  db_key_non_ascii_lost,       // non-ASCII characters of a key become '?'
+  tag_answer_last_alias,       // the tag answer names the channel's last alias
+  untag_keeps_lock,            // a deleted tag's caller lock stays until the tag would have ended
+  list_stale_after_untag,      // the alias list shows a deleted tag until the channel's next tag
+  wake_answer_stale,           // wake answers the agent as it was before waking
+  auth_skip_alias_list,        // the alias list is served without an Apikey
+  auth_empty_key_ok,           // an empty Apikey header is accepted
+  error_401_empty_body,        // the 401 has an empty body
+  db_long_key_500,             // a POST of a key over 255 bytes answers 500
+  minutes_loose_parse,         // minutes "10abc" or "10 min" read as 10
+  tag_empty_accepted,          // an empty tag text is accepted
+  tag_racy,                    // the tag picks, yields, then assigns: racing tags take one alias
+  list_unknown_channel_empty,  // the alias list of an unknown channel is 200 with no aliases
+  untag_after_expiry_ok,       // deleting a tag that has expired answers 200
+  lock_outlives_expiry,        // the call path does not see a tag's end: its lock outlives it
   count_
 };
 

@@ -98,9 +98,10 @@ Reply Service::handle(const Request& req) {
 
   const bool database = match && (match->endpoint == Endpoint::db_get || match->endpoint == Endpoint::db_set);
   const auto& f = config_.faults;
-  // auth-skip-untag: one endpoint forgets the key.
-  const bool open =
-      match && match->endpoint == Endpoint::untag && config_.mutants.has(Mutant::auth_skip_untag);
+  // auth-skip-untag, auth-skip-alias-list: one endpoint forgets the key.
+  const auto& m = config_.mutants;
+  const bool open = match && ((match->endpoint == Endpoint::untag && m.has(Mutant::auth_skip_untag)) ||
+                              (match->endpoint == Endpoint::aliases_list && m.has(Mutant::auth_skip_alias_list)));
   if (!open && !authorized(req, query, database)) {
     if (match && match->endpoint == Endpoint::db_set && f.has(Fault::rejected_write_applies)) {
       Params params;
@@ -111,6 +112,7 @@ Reply Service::handle(const Request& req) {
                       : !req.apikey         ? "missing Apikey header"
                       : req.apikey->empty() ? "empty Apikey header"
                                             : "wrong Apikey";
+    if (m.has(Mutant::error_401_empty_body)) return {Response{401, "application/json", "", {}}};
     return {error(401, std::string(why) + ": send the key from the service console in the Apikey header")};
   }
   if (!match) {
@@ -135,6 +137,7 @@ bool Service::authorized(const Request& req, std::string_view query, bool databa
   if (database && f.has(Fault::auth_skip_database)) return true;
   if (req.apikey_repeated) return false;
   if (!req.apikey) return f.has(Fault::auth_missing_ok) || key_elsewhere(req, query);
+  if (req.apikey->empty() && config_.mutants.has(Mutant::auth_empty_key_ok)) return true;  // `if key and key != ...`
   return f.has(Fault::auth_wrong_ok) || key_matches(*req.apikey);
 }
 

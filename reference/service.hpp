@@ -99,6 +99,7 @@ class Service {
   Response db_set(const Route& route, const std::string* value);
   Response list_aliases(const Route& route) const;
   Reply tag(const Route& route, const std::string* name, const std::string* minutes_text);
+  Reply tag_racy(const Route& route, const std::string& name, std::int64_t minutes);
   Response untag(const Route& route);
   Reply call(const Route& route, const std::string* caller);
   Response call_answer(const Route& route, const std::string& caller, const CallResult& result) const;

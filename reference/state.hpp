@@ -89,6 +89,11 @@ class State {
 
   // Tags the least recently used untagged alias for `minutes` tag minutes.
   TagResult tag(std::string_view channel, std::string_view tag, std::int64_t minutes);
+  // The two halves of a tag done non-atomically, for the tag-racy mutant:
+  // `tag_pick` names the alias a tag would take; `tag_apply` tags that alias
+  // whatever it holds by then.
+  TagResult tag_pick(std::string_view channel);
+  TagResult tag_apply(std::string_view channel, std::string_view alias, std::string_view tag, std::int64_t minutes);
   UntagResult untag(std::string_view channel, std::string_view alias);
 
   // A call from `caller` to `alias`: atomic check and bind (spec §1).

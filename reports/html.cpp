@@ -113,15 +113,18 @@ std::string verdict_section(const DocView& doc) {
 std::string coverage_section(const DocView& contract) {
   std::string out =
       "<h3 id=\"coverage\">Rule coverage</h3>\n<p class=\"muted\">Each rule of the spec, its outcome (the worst of "
-      "its checks), and the checks that cover it; a chip links to the check and its evidence.</p>\n"
+      "its checks' outcomes on it: a check that failed on another rule covered this one without contradicting it), "
+      "and the checks that cover it; a chip links to the check and its evidence.</p>\n"
       "<table><tr><th>rule</th><th>spec</th><th>what it says</th><th>outcome</th><th>checks</th></tr>\n";
   namespace rc = k::rule_check;
   for (const auto& rule : contract[k::contract::rules].items()) {
     std::string chips;
     for (const auto& c : rule[k::rule::checks].items()) {
-      const std::string outcome = c[rc::outcome].str(), id = c[rc::id].str();
+      const std::string outcome = c[rc::outcome].str(), id = c[rc::id].str(), own = c.find(rc::check_outcome).str();
       chips += "<a class=\"chip o-" + esc(outcome) + "\" href=\"#" + anchor_id("check-", id) + "\" title=\"" +
-               esc(outcome + ", " + c[rc::severity].str()) + "\">" + esc(id) + "</a>";
+               esc(outcome + " on this rule, " + c[rc::severity].str() +
+                   (own.empty() ? "" : "; the check's own outcome: " + own)) +
+               "\">" + esc(id) + "</a>";
     }
     out += "<tr><td>" + esc(rule[k::rule::id].str()) + "</td><td>" + esc(rule[k::rule::section].str()) +
            "</td><td class=\"wide\">" + esc(rule[k::rule::text].str()) + "</td><td>" +

@@ -135,7 +135,8 @@ void add_check_case(const DocView& contract, const DocView& c, const std::string
   cases += "    </testcase>\n";
 }
 
-// A rule of the catalogue as a testcase, failing when a check covering it failed.
+// A rule of the catalogue as a testcase, failing when a check found it broken
+// (a check that failed on another rule covered this one without contradicting it).
 void add_rule_case(const DocView& rule, Suite& suite) {
   ++suite.tests;
   const std::string outcome = clean(rule[k::rule::outcome]);
@@ -143,23 +144,25 @@ void add_rule_case(const DocView& rule, Suite& suite) {
   std::string listing =
       "Spec section " + clean(rule[k::rule::section]) + ": " + clean(rule[k::rule::text]) + "\nChecks:\n";
   const auto checks = rule[k::rule::checks].items();
-  for (const auto& c : checks)
+  for (const auto& c : checks) {
+    const std::string own = clean(c.find(k::rule_check::check_outcome));
     listing += "  " + clean(c[k::rule_check::outcome]) + "  " + clean(c[k::rule_check::id]) + " (" +
-               clean(c[k::rule_check::severity]) + ")\n";
+               clean(c[k::rule_check::severity]) + (own.empty() ? "" : "; the check's own outcome: " + own) + ")\n";
+  }
   if (checks.empty()) listing += "  (none selected)\n";
   std::string& cases = suite.cases;
   cases += "    <testcase classname=\"crh.contract.rules\" name=\"" +
            xml_escape(id + " " + clean(rule[k::rule::text])) + "\" time=\"0\">\n";
   if (outcome == "fail") {
     ++suite.failures;
-    cases += "      <failure type=\"rule\" message=\"a check covering " + xml_escape(id) + " failed\">" +
+    cases += "      <failure type=\"rule\" message=\"a check found " + xml_escape(id) + " broken\">" +
              xml_escape(listing) + "</failure>\n";
   } else if (outcome == "indeterminate") {
     ++suite.errors;
     cases += "      <error type=\"indeterminate\" message=\"a check covering " + xml_escape(id) + " got no answer\">" +
              xml_escape(listing) + "</error>\n";
   } else if (outcome == "warn") {
-    cases += "      <system-out>" + xml_escape("WARNING (SHOULD): a check covering it warned\n" + listing) +
+    cases += "      <system-out>" + xml_escape("WARNING (SHOULD): a check warned on it\n" + listing) +
              "</system-out>\n";
   } else if (outcome == "uncovered" || outcome == "skip") {
     ++suite.skipped;

@@ -191,7 +191,9 @@ class Judge {
   oracle::Model model_;
   const core::Profile& profile_;
   std::int64_t slowest_ms_ = 0;
-  std::map<std::string, std::string> single_get_;  // agent id: the last GET's 200 body, for snooze and wake's form
+  // Agent id: the last snooze or wake answered 200 (what it was, its body),
+  // judged for its form against the next GET of that agent.
+  std::map<std::string, std::pair<std::string, std::string>> forms_;
   std::optional<oracle::Divergence> same_form(const oracle::Operation& op, const oracle::ObservedAnswer& a);
 };
 

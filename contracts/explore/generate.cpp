@@ -196,6 +196,13 @@ Step Generator::next(const oracle::Model& model, const Sequence& sent) {
       return s;
     }
   }
+  // The GET of an agent just snoozed or woken, in the state the answer
+  // showed: R1 compares their forms (replay.cpp).
+  if (!sent.empty() && sent.back().kind == Step::Kind::request && sent.back().key == KeyForm::proper &&
+      (sent.back().op.endpoint == Endpoint::snooze || sent.back().op.endpoint == Endpoint::wake) && chance(0.5)) {
+    s.op = oracle::ops::get_agent(sent.back().op.id);
+    return s;
+  }
   if (spree_ > 0 || chance(0.02)) {  // every alias tagged, then one more: refused, never a live tag replaced
     spree_ = spree_ > 0 ? spree_ - 1 : ground_.aliases.size();
     s.op = oracle::ops::tag(ch, any(probe_tags()), 1);
@@ -249,7 +256,9 @@ Step Generator::next(const oracle::Model& model, const Sequence& sent) {
                                           KeyForm::bearer,  KeyForm::cookie, KeyForm::x_api_key};
     s.key = any(bad);
   }
-  if (chance(0.04)) s.trailing_slash = true;
+  // Not on a write: a service may take "key/" for a key of its own, which
+  // the run's restore does not know to put back.
+  if (chance(0.04) && s.op.endpoint != Endpoint::db_set) s.trailing_slash = true;
   if (chance(0.1) && (s.op.endpoint == Endpoint::db_get || s.op.endpoint == Endpoint::db_set)) s.encode_all = true;
   return s;
 }

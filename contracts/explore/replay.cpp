@@ -117,6 +117,8 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
     std::vector<oracle::Divergence> found;
     const auto prediction = oracle::predict(model, o, profile_);
     note_rules(prediction, out);
+    // The agent's state may move: a form held from before is no longer its form.
+    if (o.endpoint == Endpoint::snooze || o.endpoint == Endpoint::wake) forms_.erase(o.id);
     out.rules.insert("X0");  // every answer is awaited: a dropped connection is a divergence
     if (a.timed_out) {
       ++out.timeouts;
@@ -131,9 +133,14 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
       return found;
     }
     const auto& obs = a.observed;
-    // A path ending in '/' is not one the spec names: a refusal of it is as
-    // good as the answer, and no handler ran.
-    if (step.trailing_slash && obs.status != 200 && obs.status < 500) return found;
+    // A path ending in '/' is not one the spec names (spec 4 lists none): a
+    // refusal of it is as good as an answer, and a 200 is no evidence of which
+    // resource it touched (a service may take "x/" for its own key). Only a
+    // 5xx is judged; the model takes the effect as unknown until a read tells.
+    if (step.trailing_slash && obs.status < 500) {
+      oracle::observe(model, o, oracle::ObservedAnswer::none(), profile_);
+      return found;
+    }
     found = oracle::check(prediction, obs);
     if (auto d = same_form(o, obs)) found.push_back(*d);
     if (obs.status != 200 && obs.status < 500) out.rules.insert("X2");
@@ -201,32 +208,31 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
   keep(std::move(best_found));
 }
 
-// R1: snooze and wake answer the agent in the form of the single-agent GET:
-// the same fields with the same JSON types (null matches any).
+// R1 (spec 4, rule 1): snooze and wake answer the agent in the form of the
+// single-agent GET. Their answer is held until the next GET of that agent,
+// which shows it in the same state: a field written only once it has a value
+// differs between states, not between forms. Another snooze or wake, or one
+// whose effect is unknown, drops what was held (oracle::form_difference).
 std::optional<oracle::Divergence> Judge::same_form(const oracle::Operation& op, const oracle::ObservedAnswer& a) {
-  if (!a.answered || a.status != 200 || op.auth != oracle::Auth::key) return std::nullopt;
-  std::string why;
-  if (op.endpoint == Endpoint::get_agent) {
-    single_get_[op.id] = a.body;
+  if (op.auth != oracle::Auth::key) return std::nullopt;
+  if (op.endpoint == Endpoint::snooze || op.endpoint == Endpoint::wake) {
+    if (a.answered && a.status == 200) forms_[op.id] = {oracle::describe(op), a.body};
     return std::nullopt;
   }
-  if (op.endpoint != Endpoint::snooze && op.endpoint != Endpoint::wake) return std::nullopt;
-  auto it = single_get_.find(op.id);
-  if (it == single_get_.end()) return std::nullopt;
-  auto single = oracle::parse_json(it->second, why);
-  auto answer = oracle::parse_json(a.body, why);
+  if (op.endpoint != Endpoint::get_agent || !a.answered || a.status != 200) return std::nullopt;
+  const auto held = forms_.find(op.id);
+  if (held == forms_.end()) return std::nullopt;
+  const auto [changed_by, body] = held->second;
+  forms_.erase(held);
+  std::string why;
+  auto answer = oracle::parse_json(body, why);
+  auto single = oracle::parse_json(a.body, why);
   if (!single || !answer || !single->is_object() || !answer->is_object()) return std::nullopt;
-  std::string keys_single, keys_answer, diffs;
-  for (const auto& [k, v] : single->get_object()) keys_single += std::string(k) + ",";
-  for (const auto& [k, v] : answer->get_object()) keys_answer += std::string(k) + ",";
-  for (const auto& d : oracle::field_type_differences(single->get_object(), answer->get_object()))
-    diffs += (diffs.empty() ? "" : ", ") + d;
-  if (keys_single == keys_answer && diffs.empty()) return std::nullopt;
-  const std::string expected = "the fields of GET " + core::api::agent_path(op.id) + " with their JSON types";
-  const std::string got = diffs.empty() ? "fields {" + keys_answer + "} where the GET has {" + keys_single + "}"
-                                        : "types that differ (the GET's, then this answer's): " + diffs;
-  return oracle::Divergence{oracle::Severity::must, "R1", expected, got,
-                            oracle::describe(op) + ": expected " + expected + ", got " + got + " (R1)"};
+  const auto diff = oracle::form_difference(single->get_object(), answer->get_object());
+  if (!diff) return std::nullopt;
+  const std::string expected = "the answer of " + changed_by + " in the form of this GET, made after it";
+  return oracle::Divergence{oracle::Severity::must, "R1", expected, *diff,
+                            oracle::describe(op) + ": expected " + expected + ", got " + *diff + " (R1)"};
 }
 
 Replay replay(const Sequence& sequence, const oracle::Model& start, const core::Profile& profile, Wire& wire) {

@@ -40,6 +40,22 @@ grep -q 'shrunk from' "$work/run.out" || fail "no shrinking said"
 for f in run.out c.json c.xml c.html; do
   if grep -qF "$key" "$work/$f"; then fail "the API key leaked into $f"; fi
 done
+# One divergence, one rule: the rule table marks failed only the rule the
+# finding names; the others exploration covers stay covered, not failed.
+blame=$(python3 - "$work/c.json" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+failed = sorted(r["id"] for r in doc["rules"] if r["outcome"] == "fail")
+check = next(c for c in doc["checks"] if c["id"] == "explore.sequences")
+broken = sorted({f["rule"] for f in check["findings"] if f["severity"] == "MUST"})
+print(" ".join(failed) + "|" + " ".join(broken) + "|" + str(len(check["rules"])))
+EOF
+)
+IFS='|' read -r failed_rules broken_rules covered <<<"$blame"
+[ -n "$failed_rules" ] && [ "$failed_rules" = "$broken_rules" ] && [ "$covered" -gt 1 ] ||
+  fail "the rule table marks failed: '$failed_rules'; the MUST findings name: '$broken_rules' ($covered rules covered)"
+[ "$(grep -c '<failure type="rule"' "$work/c.xml")" -eq "$(wc -w <<<"$failed_rules")" ] ||
+  fail "the JUnit fails $(grep -c '<failure type="rule"' "$work/c.xml") rule cases, expected one per broken rule ($failed_rules)"
 python3 - "$work/c.json" >"$work/repro.sh" <<'EOF' || fail "no reproducer in the document"
 import json, sys
 doc = json.load(open(sys.argv[1]))

@@ -295,6 +295,46 @@ TEST_F(LoadRun, SetupNamesWhatIsMissing) {
   EXPECT_THROW(discover(config_, found), SetupError);
 }
 
+// Issue 35: an answer set-up cannot use is named with its request, what was
+// looked for and the profile field to set, before anything is measured.
+TEST_F(LoadRun, SetupNamesTheRequestItCouldNotUseAndTheProfileField) {
+  start();
+  const std::string base = config_.target.base.to_string();
+  auto message = [&]() -> std::string {
+    FoundState found;
+    try {
+      discover(config_, found);
+    } catch (const SetupError& e) {
+      return e.what();
+    }
+    return "(no set-up error)";
+  };
+  config_.target.dialect.call_hook.path = "/no/such/hook/{alias}";
+  std::string m = message();
+  EXPECT_NE(m.find("POST " + base + "/no/such/hook/"), std::string::npos) << m;
+  EXPECT_NE(m.find("call_hook.method, .path and .parameter"), std::string::npos) << m;
+  config_.target.dialect.call_hook = {};
+
+  // Alias ids under a name the target does not use: found items, no id.
+  config_.target.dialect.fields.alias_id = {"alias_no"};
+  m = message();
+  EXPECT_NE(m.find("GET " + base + "/channels/1/alias-numbers answered HTTP 200 (body: "), std::string::npos) << m;
+  EXPECT_NE(m.find("looked under \"alias_no\" (profile id_fields.alias)"), std::string::npos) << m;
+  EXPECT_NE(m.find("set id_fields.alias in a profile"), std::string::npos) << m;
+  config_.target.dialect.fields.alias_id = core::FieldNames{}.alias_id;
+
+  // The mix's agent operations would find no agent: said, not dropped.
+  config_.scenario = Scenario::mixed;
+  config_.mix = {{OpKind::get_agent, 1}, {OpKind::db_get, 1}};
+  config_.target.dialect.fields.agent_id = {"agent_no"};
+  m = message();
+  EXPECT_NE(m.find("GET " + base + "/api/v1/local-agents answered HTTP 200"), std::string::npos) << m;
+  EXPECT_NE(m.find("(profile id_fields.agent)"), std::string::npos) << m;
+  // A mix without them needs no agent.
+  config_.mix = {{OpKind::db_get, 1}};
+  EXPECT_EQ(message(), "(no set-up error)");
+}
+
 TEST_F(LoadRun, PerSecondSeriesIsPackedOnceTheRunEnds) {
   // A long run keeps one histogram per second: packed, each holds about what
   // its second recorded, not a dense array up to its highest bucket.

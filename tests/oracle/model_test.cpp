@@ -539,6 +539,18 @@ TEST(ModelSnapshot, ACopyIsIndependentAndReplaysTheSame) {
   }
 }
 
+// The spec shows no type or size of a value (spec 2, 8): refusing an empty,
+// a long or a control-character value is a SHOULD; a plain one must be taken.
+TEST(ModelSilence, AWriteOfAnEdgeValueMayBeRefused) {
+  auto s = fresh();
+  for (std::string v : {std::string(), std::string(256, 'x'), std::string("line\nbreak")}) {
+    auto d = s.judge(ops::db_set("k", v), refused(413));
+    EXPECT_FALSE(has(d, Severity::must, "E6")) << texts(d);
+    EXPECT_TRUE(has(d, Severity::should, "E6")) << texts(d);
+  }
+  EXPECT_TRUE(has(s.judge(ops::db_set("k", std::string(255, 'x')), refused(413)), Severity::must, "E6"));
+}
+
 // ---- every rule the model judges breaks on a wrong answer ----
 
 TEST(ModelDivergences, EachRuleTheModelJudgesIsBrokenByAWrongAnswer) {

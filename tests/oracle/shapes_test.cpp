@@ -31,6 +31,32 @@ bool has(const std::vector<Finding>& f, Severity s, std::string_view rule, std::
   return false;
 }
 
+// One divergence, one rule: a failed check blames the rules its findings name.
+TEST(RuleBlame, AFailureMarksOnlyTheRuleItsFindingNames) {
+  const std::vector<Finding> findings{{Severity::must, "E5", "expected value v, got w"},
+                                      {Severity::should, "E6", "expected 404, got 400"}};
+  EXPECT_EQ(outcome_for_rule("fail", findings, "E5"), "fail");
+  EXPECT_EQ(outcome_for_rule("fail", findings, "E6"), "warn");
+  EXPECT_EQ(outcome_for_rule("fail", findings, "X0"), "pass") << "covered and not contradicted";
+  EXPECT_EQ(outcome_for_rule("fail", findings, "B3"), "pass");
+}
+
+TEST(RuleBlame, AWarningMarksOnlyItsRule) {
+  const std::vector<Finding> findings{{Severity::should, "R3", "expected 400, got 422"}};
+  EXPECT_EQ(outcome_for_rule("warn", findings, "R3"), "warn");
+  EXPECT_EQ(outcome_for_rule("warn", findings, "E8"), "pass");
+}
+
+TEST(RuleBlame, AFailureWithNoMustFindingBlamesEveryRule) {
+  EXPECT_EQ(outcome_for_rule("fail", {}, "E5"), "fail");
+  EXPECT_EQ(outcome_for_rule("fail", {{Severity::should, "E6", "x"}}, "E5"), "fail");
+}
+
+TEST(RuleBlame, OtherOutcomesBearOnEveryRuleAlike) {
+  const std::vector<Finding> findings{{Severity::must, "E5", "x"}};
+  for (std::string_view o : {"pass", "skip", "indeterminate"}) EXPECT_EQ(outcome_for_rule(o, findings, "B1"), o);
+}
+
 TEST(ErrorShape, TheDocumentedShapePasses) {
   EXPECT_TRUE(error_shape_findings(404, "application/json", R"({"msg":"no such agent"})").empty());
   EXPECT_TRUE(error_shape_findings(401, "application/json; charset=utf-8", R"({"msg":"x","code":7})").empty());

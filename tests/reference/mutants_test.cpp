@@ -2,6 +2,7 @@
 // wrong behaviour on a few direct requests, and the same requests to a correct
 // server show none of it. A mutant without a scenario here fails
 // Mutants.EveryMutantHasAScenario.
+#include <latch>
 #include <set>
 #include <thread>
 
@@ -58,6 +59,27 @@ struct MutantScenario {
 };
 
 constexpr auto kLong = 60'000ms;  // no tag ends during the scenario
+
+// Sleeps until just past the start of the steady clock's next second (the
+// reference's clock), so a few quick requests fall within one second.
+void start_of_second() {
+  auto into = std::chrono::steady_clock::now().time_since_epoch() % 1s;
+  std::this_thread::sleep_for(1s - into + 20ms);
+}
+
+// `n` tags sent at once, each on its own connection; the ids answered ("" for a refusal).
+std::vector<std::string> racing_tags(Probe& p, int n) {
+  std::vector<std::string> ids(n);
+  std::latch go(n);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i)
+    threads.emplace_back([&, i] {
+      go.arrive_and_wait();
+      ids[i] = p.tag("tag=race" + std::to_string(i) + "&minutes=1440");
+    });
+  for (auto& t : threads) t.join();
+  return ids;
+}
 
 // A caller other than the bound one who gets through, with the tag still
 // listed (so a slow machine that let the tag end cannot pass for a mutant).
@@ -181,7 +203,7 @@ const std::vector<MutantScenario>& scenarios() {
       {Mutant::db_unicode_bytes, kLong,
        [](Probe& p) {
          p.send("POST", "/database/k", "value=h%C3%A9");  // "hé"
-         return p.value("k") == "h\xC3\x83\xC2\xA9";    // "hÃ©"
+         return p.value("k") == "h\xC3\x83\xC2\xA9";      // "hÃ©"
        }},
       {Mutant::db_empty_missing, kLong,
        [](Probe& p) {
@@ -240,6 +262,106 @@ const std::vector<MutantScenario>& scenarios() {
          std::this_thread::sleep_for(150ms);
          return p.tag_listed(id);
        }},
+      // Issue 35: written from the spec alone.
+      {Mutant::expiry_extra_minute, 200ms,
+       [](Probe& p) {
+         std::string id = p.tag("tag=t&minutes=1");  // ends at 200 ms; the mutant's at 400 ms
+         std::this_thread::sleep_for(300ms);
+         return !id.empty() && p.tag_listed(id);
+       }},
+      {Mutant::expiry_in_seconds, 3000ms,
+       [](Probe& p) {
+         std::string id = p.tag("tag=t&minutes=10");  // 30 s; the mutant's 500 ms
+         std::this_thread::sleep_for(800ms);
+         return !id.empty() && !p.tag_listed(id);
+       }},
+      {Mutant::lru_seconds_resolution, kLong,
+       [](Probe& p) {
+         start_of_second();
+         // Aliases 1-4 tagged and untagged in turn, then alias 1 called: its
+         // last use is the newest, but all four fall in one second.
+         for (int i = 0; i < 4; ++i) p.untag(p.tag());
+         p.call("1", "someone");
+         return p.tag() == "1";
+       }},
+      {Mutant::agent_id_numeric, kLong,
+       [](Probe& p) {
+         return p.send("GET", "/api/v1/local-agents/0101").status == 200 ||
+                p.send("PUT", "/api/v1/local-agents/%2B101/snooze").status == 200;
+       }},
+      {Mutant::untag_index_off_by_one, kLong,
+       [](Probe& p) {
+         p.tag();  // alias 1
+         p.tag();  // alias 2
+         bool deleted = p.untag("1") == 200;
+         return deleted && p.tag_listed("1") && !p.tag_listed("2");
+       }},
+      {Mutant::db_key_non_ascii_lost, kLong,
+       [](Probe& p) {
+         p.send("POST", "/database/k%C3%A9", "value=acute");  // "ké"
+         return p.value("k%C3%BC") == "acute";                // "kü"
+       }},
+      {Mutant::tag_answer_last_alias, kLong,
+       [](Probe& p) {
+         std::string id = p.tag();  // a fresh channel: alias 1 is tagged
+         return id == "4" && p.tag_listed("1") && !p.tag_listed("4");
+       }},
+      {Mutant::untag_keeps_lock, kLong,
+       [](Probe& p) {
+         std::string id = p.tag();
+         p.call(id, "first");
+         bool deleted = p.untag(id) == 200;
+         return deleted && !p.tag_listed(id) && p.call(id, "second") == 403;
+       }},
+      {Mutant::list_stale_after_untag, kLong,
+       [](Probe& p) {
+         std::string id = p.tag();
+         return p.untag(id) == 200 && p.tag_listed(id);
+       }},
+      {Mutant::wake_answer_stale, kLong,
+       [](Probe& p) {
+         p.send("PUT", "/api/v1/local-agents/102/snooze");
+         auto r = p.send("PUT", "/api/v1/local-agents/102/wake");
+         return r.status == 200 && r.json().at("state") == "snoozed";
+       }},
+      {Mutant::auth_skip_alias_list, kLong,
+       [](Probe& p) { return p.send("GET", "/channels/1/alias-numbers", "", {}).status == 200; }},
+      {Mutant::auth_empty_key_ok, kLong,
+       [](Probe& p) {
+         return p.send("GET", "/api/v1/local-agents", "", {{"Apikey", ""}}).status == 200;
+       }},
+      {Mutant::error_401_empty_body, kLong,
+       [](Probe& p) {
+         auto r = p.send("GET", "/api/v1/local-agents", "", {});
+         return r.status == 401 && !IsError(r, 401);
+       }},
+      {Mutant::db_long_key_500, kLong,
+       [](Probe& p) { return p.send("POST", "/database/" + std::string(300, 'k'), "value=v").status == 500; }},
+      {Mutant::minutes_loose_parse, kLong,
+       [](Probe& p) { return p.send("POST", "/channels/1/alias-numbers/tag", "tag=t&minutes=10abc").status == 200; }},
+      {Mutant::tag_empty_accepted, kLong,
+       [](Probe& p) { return p.send("POST", "/channels/1/alias-numbers/tag", "tag=&minutes=10").status == 200; }},
+      {Mutant::tag_racy, kLong,
+       [](Probe& p) {
+         auto ids = racing_tags(p, 4);
+         std::set<std::string> distinct(ids.begin(), ids.end());
+         return distinct.size() < ids.size();  // two tags answered one alias
+       }},
+      {Mutant::list_unknown_channel_empty, kLong,
+       [](Probe& p) { return p.send("GET", "/channels/99/alias-numbers").status == 200; }},
+      {Mutant::untag_after_expiry_ok, 50ms,
+       [](Probe& p) {
+         std::string id = p.tag("tag=t&minutes=1");
+         std::this_thread::sleep_for(150ms);  // the tag has ended
+         return !id.empty() && p.untag(id) == 200;
+       }},
+      {Mutant::lock_outlives_expiry, 50ms,
+       [](Probe& p) {
+         std::string id = p.tag("tag=t&minutes=1");
+         p.call(id, "first");
+         std::this_thread::sleep_for(150ms);  // the tag has ended; nothing has listed it
+         return p.call(id, "second") == 403;
+       }},
   };
   return all;
 }
@@ -268,7 +390,7 @@ TEST(Mutants, NamesRoundTripAndAreNoFaultModes) {
         << info.name << ": class " << info.kind;
     EXPECT_FALSE(reference::fault_by_name(info.name)) << info.name << " is also a fault mode";
   }
-  EXPECT_GE(names.size(), 24u);
+  EXPECT_GE(names.size(), 49u);
   EXPECT_FALSE(reference::mutant_by_name("no-such-mutant"));
 }
 

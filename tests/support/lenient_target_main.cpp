@@ -1,17 +1,29 @@
 // crh_lenient_target: a small, correct, independent implementation of the
-// Call-Routing Service API for the load's CLI tests (issue 22), with two
+// Call-Routing Service API for the load's CLI tests (issues 22 and 35), with
 // switches a profile-less harness must cope with or catch:
 //
-//   crh_lenient_target [--alias-fields TAG,NUMBER] [--never-retag] [--aliases N] [--minute-ms N]
+//   crh_lenient_target [--alias-fields TAG,NUMBER] [--shape alias-numbers] [--unreadable list|tag]
+//                      [--never-retag] [--aliases N] [--minute-ms N]
 //
 //   --alias-fields label,e164  the alias objects name their tag and their
 //                              number so (default tag,number), as a service
 //                              the spec lets name them as it likes
+//   --shape alias-numbers      channel 42, its list wrapped under
+//                              "alias_numbers" with numeric ids and fields of
+//                              its own (issue 35): {"channel": 42,
+//                              "alias_numbers": [{"id": 1, "e164": "+14420001",
+//                              "label": null, "expiresAt": null, "lockedTo": null}]};
+//                              the tag and its deletion answer such an object
+//   --unreadable list          the alias list answers 200 with a body that is
+//                              not JSON (lines of text): nothing can read it
+//   --unreadable tag           a tag answers 200 with the alias's number and
+//                              no id: nothing can tell which alias it tagged
 //   --never-retag              a broken service: an alias whose tag was
 //                              deleted is never tagged again (tag answers 409,
 //                              "every alias is tagged", once they all were)
 //
-// The key is CRH_API_KEY. Channel "1" with N aliases (default 16, ids "1".."N");
+// The key is CRH_API_KEY. Channel "1" (with --shape alias-numbers "42") with N
+// aliases (default 16, ids 1..N);
 // agents 101..103; any database key. Form, JSON or query parameters. It shares
 // no code with reference/ or the harness; a thread per connection, one mutex
 // around the state (the caller binding is atomic). Loopback only; prints
@@ -28,6 +40,7 @@
 #include <cctype>
 #include <chrono>
 #include <csignal>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -47,6 +60,9 @@ extern "C" void on_signal(int) { g_stop = true; }
 
 struct Options {
   std::string tag_field = "tag", number_field = "number";
+  bool alias_numbers = false;  // --shape alias-numbers
+  std::string unreadable;      // "list", "tag" or ""
+  std::string channel = "1";
   bool never_retag = false;
   int aliases = 16;
   long minute_ms = 60'000;
@@ -85,12 +101,33 @@ State g_state;
 struct Reply {
   int status = 200;
   std::string body;
+  std::string type = "application/json";
 };
 
 Reply ok(const json::value& v) { return {200, json::serialize(v)}; }
 Reply err(int status, std::string msg) { return {status, json::serialize(json::object{{"msg", std::move(msg)}})}; }
 
+// RFC 3339 in UTC, as a service shows a tag's end.
+std::string rfc3339(Clock::time_point t) {
+  const auto wall = std::chrono::system_clock::now() +
+                    std::chrono::duration_cast<std::chrono::system_clock::duration>(t - Clock::now());
+  const std::time_t secs = std::chrono::system_clock::to_time_t(wall);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+json::value or_null(const std::optional<std::string>& v) { return v ? json::value(*v) : json::value(nullptr); }
+
 json::value alias_json(const Alias& a) {
+  if (g_opt.alias_numbers)
+    return json::object{{"id", std::stoll(a.id)},
+                        {"e164", a.number},
+                        {"label", or_null(a.tag)},
+                        {"expiresAt", a.tag ? json::value(rfc3339(a.expires)) : json::value(nullptr)},
+                        {"lockedTo", or_null(a.bound)}};
   json::object o{{"id", a.id}, {g_opt.number_field, a.number}};
   o[g_opt.tag_field] = a.tag ? json::value(*a.tag) : json::value(nullptr);
   o["bound_caller"] = a.bound ? json::value(*a.bound) : json::value(nullptr);
@@ -185,6 +222,7 @@ Reply tag(const std::map<std::string, std::string>& params) {
   pick->bound.reset();
   pick->last_use = ++g_state.uses;
   pick->expires = Clock::now() + std::chrono::milliseconds(minutes * g_opt.minute_ms);
+  if (g_opt.unreadable == "tag") return ok(json::object{{"status", "tagged"}, {"number", pick->number}});
   return ok(alias_json(*pick));
 }
 
@@ -227,11 +265,17 @@ Reply route(const std::string& method, const std::string& path, const std::map<s
     return ok(json::object{{"key", seg[1]}, {"value", v->second}});
   }
   if (n >= 3 && seg[0] == "channels" && seg[2] == "alias-numbers") {
-    if (seg[1] != "1") return err(404, "no such channel");
+    if (seg[1] != g_opt.channel) return err(404, "no such channel");
     if (n == 3) {
       if (method != "GET") return err(405, "method not allowed");
+      if (g_opt.unreadable == "list") {
+        Reply text{200, "", "text/plain"};
+        for (const auto& a : g_state.aliases) text.body += a.id + " " + a.number + (a.tag ? " tagged\n" : " free\n");
+        return text;
+      }
       json::array list;
       for (const auto& a : g_state.aliases) list.push_back(alias_json(a));
+      if (g_opt.alias_numbers) return ok(json::object{{"channel", 42}, {"alias_numbers", list}});
       return ok(json::object{{"channel", "1"}, {"aliases", list}});
     }
     if (n == 4 && seg[3] == "tag") return method == "POST" ? tag(params) : err(405, "method not allowed");
@@ -329,7 +373,7 @@ void serve(int fd) {
     }
     const std::string reason = r.status == 200 ? "OK" : "Error";
     std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason +
-                      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(r.body.size()) +
+                      "\r\nContent-Type: " + r.type + "\r\nContent-Length: " + std::to_string(r.body.size()) +
                       (close_after ? "\r\nConnection: close" : "") + "\r\n\r\n" + r.body;
     if (!write_all(fd, out) || close_after) break;
   }
@@ -345,14 +389,22 @@ int main(int argc, char** argv) {
     if (a == "--never-retag") g_opt.never_retag = true;
     else if (a == "--aliases") g_opt.aliases = std::atoi(next().c_str());
     else if (a == "--minute-ms") g_opt.minute_ms = std::atol(next().c_str());
+    else if (a == "--shape") {
+      if (next() != "alias-numbers") return std::fprintf(stderr, "crh_lenient_target: --shape takes alias-numbers\n"), 2;
+      g_opt.alias_numbers = true, g_opt.channel = "42";
+    } else if (a == "--unreadable") {
+      g_opt.unreadable = next();
+      if (g_opt.unreadable != "list" && g_opt.unreadable != "tag")
+        return std::fprintf(stderr, "crh_lenient_target: --unreadable takes list or tag\n"), 2;
+    }
     else if (a == "--alias-fields") {
       const std::string v = next();
       const auto comma = v.find(',');
       g_opt.tag_field = v.substr(0, comma);
       g_opt.number_field = comma == std::string::npos ? "number" : v.substr(comma + 1);
     } else {
-      std::fprintf(stderr, "usage: crh_lenient_target [--alias-fields TAG,NUMBER] [--never-retag] [--aliases N] "
-                           "[--minute-ms N]\n");
+      std::fprintf(stderr, "usage: crh_lenient_target [--alias-fields TAG,NUMBER] [--shape alias-numbers] "
+                           "[--unreadable list|tag] [--never-retag] [--aliases N] [--minute-ms N]\n");
       return 2;
     }
   }
@@ -363,7 +415,7 @@ int main(int argc, char** argv) {
   }
   for (int i = 1; i <= g_opt.aliases; ++i) {
     char number[32];
-    std::snprintf(number, sizeof number, "+1555010%04d", i);
+    std::snprintf(number, sizeof number, g_opt.alias_numbers ? "+1442%04d" : "+1555010%04d", i);
     g_state.aliases.push_back({std::to_string(i), number});
   }
   std::signal(SIGTERM, on_signal);
