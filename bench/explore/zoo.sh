@@ -35,6 +35,7 @@
 # exit:  0 no false alarm; 1 some run failed (exit 1 or a MUST finding);
 #        3 no false alarm but some run could not be judged (exit 2/3, timeout)
 set -euo pipefail
+for a in "$@"; do case $a in -h | --help) sed -n '2,36p' "$0"; exit 0 ;; esac; done
 here=$(cd "$(dirname "$0")" && pwd)
 CRH=${CRH:-build/crh}
 DIALECT=${DIALECT:-build/tests/crh_dialect_server}
