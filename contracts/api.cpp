@@ -62,6 +62,10 @@ std::optional<std::string> alias_id(const CheckContext& ctx, const json::value& 
   return core::api::alias_id(ctx.fields(), item);
 }
 
+std::optional<std::string> tagged_alias_id(const CheckContext& ctx, const json::value& body) {
+  return core::api::tagged_alias_id(ctx.fields(), body);
+}
+
 std::optional<std::string> tag_of(const CheckContext& ctx, const json::value& alias) {
   return core::api::tag_of(ctx.fields(), alias);
 }
@@ -84,11 +88,15 @@ json::value agent_op(CheckContext& ctx, const std::string& id, const char* op) {
   return ctx.ok_json(e, snooze ? "E3" : "E4", "PUT " + agent_op_path(id, op));
 }
 
+void ready_for(CheckContext& ctx, const std::string& id, std::string_view op) {
+  ctx.send(op == "snooze" ? Operation::wake : Operation::snooze, {.id = id});
+}
+
 std::string tag(CheckContext& ctx, const std::string& name, int minutes, json::value* answer) {
   const std::string path = tag_path(ctx.target().channel);
   auto e = ctx.send(Operation::tag, {.tag = name, .minutes = ctx.target().dialect.minutes.fit(minutes)});
   auto body = ctx.ok_json(e, "E8", "POST " + path);
-  auto id = alias_id(ctx, body);
+  auto id = tagged_alias_id(ctx, body);
   if (!id)  // the spec shows no alias fields: the id's name is the profile's to say
     ctx.skip("POST " + path + ": the tagged alias has no id under the names " + fields_text(ctx.fields().alias_id) +
              " (" + oracle::excerpt(json::serialize(body)) +
@@ -189,7 +197,7 @@ void untag_if_tagged(CheckContext& ctx, const core::Exchange& e) {
   if (!e.answered() || e.response->status != 200) return;
   std::string why;
   if (auto body = oracle::parse_json(e.response->body, why))
-    if (auto id = alias_id(ctx, *body)) untag_quietly(ctx, *id);
+    if (auto id = tagged_alias_id(ctx, *body)) untag_quietly(ctx, *id);
 }
 
 TagGuard::~TagGuard() {

@@ -34,6 +34,9 @@ std::vector<Item> list_aliases(CheckContext& ctx);
 // Ids read with the dialect's id fields.
 std::optional<std::string> agent_id(const CheckContext& ctx, const boost::json::value& item);
 std::optional<std::string> alias_id(const CheckContext& ctx, const boost::json::value& item);
+// The alias a tag answer names: its own id, or the id of an object it holds
+// (the spec does not show the tag answer's body).
+std::optional<std::string> tagged_alias_id(const CheckContext& ctx, const boost::json::value& body);
 
 // The alias's tag as the list shows it: a string when tagged, "" when the tag
 // field is null or empty, nothing when the object has no tag field at all.
@@ -46,6 +49,10 @@ std::string agent_state(const CheckContext& ctx, const boost::json::value& agent
 boost::json::value get_agent(CheckContext& ctx, const std::string& id);
 // PUT snooze/wake (E3/E4): 200, JSON; notes the agent for the janitor.
 boost::json::value agent_op(CheckContext& ctx, const std::string& id, const char* op);
+// Sends the operation opposite to `op` (wake before a snooze), whatever it
+// answers, so that `op` then changes the agent's state: the spec does not say
+// whether snoozing a snoozed agent (or waking an awake one) is refused.
+void ready_for(CheckContext& ctx, const std::string& id, std::string_view op);
 
 // POST tag (E8): 200, JSON with the alias's id, and where the alias shows a
 // tag, the one just set; the janitor deletes it unless delete_tag() does.

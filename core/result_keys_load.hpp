@@ -24,6 +24,9 @@ inline constexpr Key history_check = "history_check";
 inline constexpr Key shards = "shards";
 inline constexpr Key shards_left_out = "shards_left_out";
 inline constexpr Key shard_set = "shard_set";
+// The stretches in which requests were sent and none succeeded, and the
+// closed loop's back-off (absent in older documents)
+inline constexpr Key outages = "outages";
 }  // namespace load
 
 // load config: what the run was asked to do (connections 0: the scenario's default)
@@ -200,6 +203,49 @@ inline constexpr Key description = "description";
 inline constexpr Key implicit = "default";  // absent in older documents
 inline constexpr Key deferred = "deferred";  // a shard's: judged on the merged shards (absent: false)
 }  // namespace threshold
+
+// outages: the stretches in which requests were sent and none succeeded
+// (loadgen/outage.hpp), their totals, the back-off, and the timeline they
+// come from (what merges shards exactly)
+namespace outages {
+using operation::count;
+inline constexpr Key down_s = "down_s";            // the stretches' total, within the measured time
+inline constexpr Key longest_s = "longest_s";      // 0: none
+inline constexpr Key unavailable = "unavailable";  // down_s over the measured time
+inline constexpr Key gap_ms = "gap_ms";            // successes closer than this leave no gap
+inline constexpr Key stretches = "stretches";      // the first max_stretches, in time order
+inline constexpr Key back_off = "back_off";
+inline constexpr Key timeline = "timeline";
+}  // namespace outages
+
+// outages.stretches[]: times in seconds since measuring began
+namespace outage {
+inline constexpr Key start_s = "start_s";            // the last success before (0: none since the start)
+inline constexpr Key end_s = "end_s";                // the first success after (the end: none)
+inline constexpr Key duration_s = "duration_s";
+inline constexpr Key first_down_s = "first_down_s";  // the first down answer in it
+inline constexpr Key last_down_s = "last_down_s";
+inline constexpr Key from_start = "from_start";
+inline constexpr Key to_end = "to_end";
+inline constexpr Key answers = "answers";  // the down answers: failures by kind, 5xx by status
+}  // namespace outage
+
+// outages.back_off: the pauses after a failed connect
+namespace back_off {
+using operation::count;
+inline constexpr Key seconds = "seconds";  // connection-seconds while measuring
+inline constexpr Key attempts_lost = "attempts_lost";  // estimated: at the rate per connection of the rest
+}  // namespace back_off
+
+// outages.timeline: lit spans [from_ns, to_ns] and down runs
+namespace outage_timeline {
+inline constexpr Key lit = "lit";
+inline constexpr Key down = "down";          // [{from_ns, to_ns, answers}]
+inline constexpr Key from_ns = "from_ns";
+inline constexpr Key to_ns = "to_ns";
+using outage::answers;
+inline constexpr Key complete = "complete";  // false: bounded for the document, a merge is approximate
+}  // namespace outage_timeline
 
 // shards[] and shards_left_out[]: one shard's provenance
 namespace shard {

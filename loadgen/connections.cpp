@@ -184,13 +184,21 @@ net::awaitable<void> sleep_for(const Run& run, Conn& c, Clock::duration d) {
 }
 
 // After a 429 the target asked for a pause; after a failed connect, pause a
-// little so a dead target is not hammered in a tight loop.
-net::awaitable<void> back_off(const Run& run, Conn& c, const Answer& a) {
+// little so a dead target is not hammered in a tight loop. The latter are
+// counted: the requests a closed loop does not send meanwhile are why its
+// error rate understates an outage.
+net::awaitable<void> back_off(Worker& w, Conn& c, const Answer& a) {
+  const Run& run = w.run;
   if (a.status == 429) {
     const double s = std::min(a.retry_after.value_or(0.1), 10.0);
     co_await sleep_for(run, c, std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)));
   } else if (a.status == 0 && a.failure == Failure::connect) {
+    const auto from = Clock::now();
     co_await sleep_for(run, c, std::chrono::milliseconds(50));
+    if (from >= run.measure_from && from < run.measure_until) {
+      ++w.outages.back_offs;
+      w.outages.back_off_s += std::chrono::duration<double>(Clock::now() - from).count();
+    }
   }
 }
 

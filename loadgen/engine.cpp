@@ -193,6 +193,9 @@ LoadResult collect(Run& run, Workers& workers, const Schedule& schedule, Clock::
   for (auto& w : workers) {
     busiest_cpu = std::max(busiest_cpu, w->stats.cpu_ns);
     result.stats.merge(w->stats);
+    result.outages.timeline.merge(w->outages.timeline);  // up anywhere is up: see outage.hpp
+    result.outages.back_offs += w->outages.back_offs;
+    result.outages.back_off_s += w->outages.back_off_s;
     if (config.keep_client_exchanges) {
       auto& conns = result.client_connections;
       conns.insert(conns.end(), w->client_connections.begin(), w->client_connections.end());

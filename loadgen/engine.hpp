@@ -16,6 +16,7 @@
 #include "core/wire_records.hpp"
 #include "oracle/checker.hpp"
 #include "oracle/history.hpp"
+#include "loadgen/outage.hpp"
 #include "loadgen/shard.hpp"
 #include "loadgen/stats.hpp"
 
@@ -91,6 +92,7 @@ struct HistoryJudgement {
 
 struct LoadResult {
   Stats stats;
+  OutageReport outages;  // when the target was seen up and down, and the back-off
   std::uint64_t violation_count = 0;
   std::vector<oracle::Violation> violations;  // the first max_violations_kept
   std::uint64_t history_ops = 0;      // operations written to --history

@@ -143,6 +143,9 @@ struct Run {
   std::int64_t ns(Clock::time_point t) const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(t - start).count();
   }
+  std::int64_t since_measuring(Clock::time_point t) const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t - measure_from).count();
+  }
   bool over() const { return stop.load(std::memory_order_relaxed) || Clock::now() >= measure_until; }
 };
 
@@ -159,6 +162,7 @@ struct Worker {
   std::deque<Conn> conns;  // stable addresses for the watchdog
   int active = 0;          // connection coroutines still running
   Stats stats;
+  OutageReport outages;     // this thread's answers as up and down, its back-off
   std::vector<Op> history;  // flushed to the file in batches
   std::vector<Op> judged;   // mixed: reads and writes of the key and agents, judged after the run
   std::uint64_t value_serial = 0;  // mixed: makes each database value this thread writes its own
@@ -218,7 +222,8 @@ net::awaitable<Answer> exchange(Worker& w, Conn& c, std::string_view bytes, bool
 // Pacing and back-off: never past the measured time, never once the run is over.
 net::awaitable<void> sleep_for(const Run& run, Conn& c, Clock::duration d);
 // After a 429 the pause the target asked for; after a failed connect, a short one.
-net::awaitable<void> back_off(const Run& run, Conn& c, const Answer& a);
+// The pauses after a failed connect are counted in the worker's OutageReport.
+net::awaitable<void> back_off(Worker& w, Conn& c, const Answer& a);
 // Ends requests past their deadline and the sleeps of a stopped run.
 net::awaitable<void> watchdog(Worker& w);
 
@@ -228,6 +233,9 @@ Outcome outcome_of(const Answer& a);
 // An error of the target: no answer, a 5xx, any status but 200 (rule C2) that
 // is not a refusal the profile expects for `op` (a throttled 429 is not one).
 bool is_error(const LoadConfig& c, OpKind op, const Answer& a);
+// Whether an answer shows the target up or down, for outages (outage.hpp says which is which).
+enum class Liveness : std::uint8_t { up, down, neither };
+Liveness liveness(const LoadConfig& c, OpKind op, const Answer& a);
 // The answer to a tag that says every alias is tagged (the profile's statuses).
 bool all_tagged(const LoadConfig& c, unsigned status);
 // Counts one operation if `counted_at` is inside the measured window (and,

@@ -164,7 +164,7 @@ net::awaitable<std::optional<std::string>> tag_alias(Worker& w, Slot& s, Clock::
   }
   if (!alias) {
     w.log(make_op(run, 0, OpKind::tag, "", "", tag_sent, tag));
-    co_await back_off(run, *s.control, tag);
+    co_await back_off(w, *s.control, tag);
     if (tag.status != 429) co_await sleep_for(run, *s.control, std::chrono::milliseconds(10));
   }
   co_return alias;

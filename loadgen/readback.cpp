@@ -10,6 +10,7 @@
 #include "core/result_envelope.hpp"
 #include "core/result_keys_envelope.hpp"
 #include "core/result_keys_load.hpp"
+#include "loadgen/outage_result.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
@@ -365,6 +366,7 @@ LoadRun read_load_document(const json::object& doc) {
   read_race(doc, run);
   read_thresholds_and_history(doc, run);
   read_wire(doc, run.result);
+  read_outages(doc, run.result);
   run.result.shards = shards_at(doc, k::load::shards);
   run.result.shards_left_out = shards_at(doc, k::load::shards_left_out);
   return run;
@@ -404,6 +406,10 @@ LoadRun merge_load_runs(LoadRun a, const LoadRun& b) {
   for (const auto& why : b.result.invalid)
     if (std::find(r.invalid.begin(), r.invalid.end(), why) == r.invalid.end()) r.invalid.push_back(why);
   r.interrupted = r.interrupted || b.result.interrupted;
+  r.outages.timeline.merge(b.result.outages.timeline);  // up on any shard is up
+  r.outages.back_offs += b.result.outages.back_offs;
+  r.outages.back_off_s += b.result.outages.back_off_s;
+  r.outages.timeline_complete = r.outages.timeline_complete && b.result.outages.timeline_complete;
   if (b.result.wire) {  // per operation, the wire figures merged with the rest of stats
     if (r.wire) r.wire->merge(*b.result.wire);
     else r.wire = b.result.wire;

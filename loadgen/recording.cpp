@@ -35,6 +35,14 @@ bool throttled(OpKind op, const Answer& a) {
 
 }  // namespace
 
+Liveness liveness(const LoadConfig& c, OpKind op, const Answer& a) {
+  if (throttled(op, a)) return Liveness::up;  // there, and saying "not now"
+  if (a.status == 0 || a.status >= 500) return Liveness::down;
+  const bool sip = op == OpKind::sip_call || op == OpKind::sip_recall;
+  if (sip ? a.status / 100 == 2 : a.status == 200) return Liveness::up;
+  return expected_refusal(c.statuses, op, a.status) ? Liveness::up : Liveness::neither;
+}
+
 bool all_tagged(const LoadConfig& c, unsigned status) { return one_of(c.statuses.all_tagged, status); }
 
 bool is_error(const LoadConfig& c, OpKind op, const Answer& a) {
@@ -55,6 +63,15 @@ void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock:
         {a.conn, a.order, static_cast<std::uint8_t>(op), measured,
          a.status ? std::chrono::duration_cast<std::chrono::nanoseconds>(a.done - sent).count() : -1, a.offset});
   if (a.interrupted) return;  // the run ended first: it says nothing about the target
+  // Outages: every success marks the target up (the warm-up's too, so an
+  // outage at the start begins at the last one); a down answer counts when measured.
+  switch (liveness(w.run.config, op, a)) {
+    case Liveness::up: w.outages.timeline.up(w.run.since_measuring(a.done)); break;
+    case Liveness::down:
+      if (measured) w.outages.timeline.down(w.run.since_measuring(a.done), a.status, a.failure);
+      break;
+    case Liveness::neither: break;
+  }
   const bool error = is_error(w.run.config, op, a);
   w.requests.fetch_add(1, std::memory_order_relaxed);
   if (error) w.errors.fetch_add(1, std::memory_order_relaxed);

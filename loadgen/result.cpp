@@ -15,6 +15,7 @@
 #include "core/result_envelope.hpp"
 #include "core/result_keys_envelope.hpp"
 #include "core/result_keys_load.hpp"
+#include "loadgen/outage_result.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
@@ -143,26 +144,7 @@ json::object op_json_line(const oracle::Op& op) {
 
 }  // namespace
 
-std::vector<Threshold> parse_thresholds(const std::vector<std::string>& texts) {
-  std::vector<Threshold> out;
-  for (const auto& text : texts) {
-    Threshold t = parse_threshold(text);
-    if (!t.subject.empty() && !oracle::op_kind_by_name(t.subject)) {
-      std::string known;
-      for (std::size_t i = 0; i < oracle::kOpKinds; ++i)
-        known += (i ? ", " : "") + std::string(to_string(static_cast<oracle::OpKind>(i)));
-      throw std::invalid_argument("threshold \"" + t.text + "\": unknown operation \"" + t.subject +
-                                  "\" (expected one of " + known + ")");
-    }
-    out.push_back(std::move(t));
-  }
-  if (std::none_of(out.begin(), out.end(),
-                   [](const Threshold& t) { return t.subject.empty() && t.statistic == "errors"; })) {
-    out.push_back(parse_threshold(kDefaultErrorLimit));
-    out.back().implicit = true;
-  }
-  return out;
-}
+// parse_thresholds: in outage_result.cpp, which adds the outage limits beside the error limit.
 
 std::optional<std::string> proved_nothing(const LoadResult& r) {
   std::uint64_t ok = 0;
@@ -185,6 +167,7 @@ std::optional<std::string> proved_nothing(const LoadResult& r) {
 }
 
 double measured(const Threshold& t, const LoadResult& r) {
+  if (const auto outage = outage_measured(t, r)) return *outage;
   const OpStats* op = nullptr;
   if (!t.subject.empty()) op = &r.stats.ops[static_cast<std::size_t>(*oracle::op_kind_by_name(t.subject))];
   const double requests = static_cast<double>(op ? op->count() : total_requests(r));
@@ -265,6 +248,7 @@ json::object verdict_json(const LoadResult& r, const std::vector<ThresholdVerdic
     deferred += v.deferred;
   }
   if (breached) add(std::to_string(breached) + " threshold(s) breached");
+  if (auto outage = outage_reason(r, verdicts)) add(*outage);
   if (auto why = proved_nothing(r)) add(*why);
   if (incomplete) add(*incomplete);
   if (r.interrupted) add("interrupted (Ctrl-C or SIGTERM): the figures cover only the time until then");
@@ -483,6 +467,7 @@ json::object result_document(const LoadConfig& c, const LoadResult& r, const std
                                          {h::tags, r.judgement.tags},
                                          {h::unjudged, json::value_from(r.judgement.unjudged)}};
   }
+  doc[l::outages] = outages_json(r, connections_run(c, r));
   doc[l::thresholds] = thresholds_json(verdicts);
   doc[l::history] = json::object{{k::history::file, c.history_file}, {k::history::operations, r.history_ops}};
   doc[l::restore_problems] = json::value_from(info.restore_problems);

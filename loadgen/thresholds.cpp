@@ -14,14 +14,14 @@
 namespace crh::loadgen {
 namespace {
 
-enum class Kind { latency, rate, run_count, throughput };
+enum class Kind { latency, rate, run_count, throughput, share };
 
 struct Statistic {
   std::string_view name;
   Kind kind;
 };
 
-constexpr std::array<Statistic, 14> statistics{{
+constexpr std::array<Statistic, 15> statistics{{
     {"p50", Kind::latency},
     {"p90", Kind::latency},
     {"p95", Kind::latency},
@@ -36,11 +36,12 @@ constexpr std::array<Statistic, 14> statistics{{
     {"requests", Kind::run_count},
     {"rounds", Kind::run_count},
     {"rps", Kind::throughput},
+    {"unavailable", Kind::share},
 }};
 
 constexpr std::string_view known_statistics =
     "p50, p90, p95, p99, p99.9, max, mean, min, errors, indeterminate, violations, requests, "
-    "rounds or rps";
+    "rounds, rps, unavailable or outage.max";
 constexpr std::string_view known_operators = "<, <=, >, >=, == or !=";
 constexpr std::string_view time_units = "ns, us, ms or s";
 
@@ -213,8 +214,10 @@ Kind parse_left(std::string_view text, std::string_view left, std::string_view o
   if (stat->kind == Kind::latency && subject.empty())
     fail(text,
          t.statistic + " needs an operation, e.g. \"call." + t.statistic + "\" (latency is measured per operation)");
-  if (stat->kind == Kind::run_count && !subject.empty())
+  if ((stat->kind == Kind::run_count || stat->kind == Kind::share) && !subject.empty())
     fail(text, t.statistic + " counts the whole run and takes no operation, got " + quoted(subject));
+  if (subject == Threshold::kOutageSubject && t.statistic != "max")
+    fail(text, "an outage's only statistic is max, its length (e.g. outage.max<1s), got " + quoted(t.statistic));
   return stat->kind;
 }
 
@@ -278,6 +281,12 @@ void set_limit(std::string_view text, Kind kind, Limit limit, Threshold& t) {
       t.quantity = Quantity::count;
       t.limit = scaled_decimal(text, digits, 0);
       break;
+    case Kind::share:
+      if (unit != "%") fail(text, t.statistic + " is a share of the measured time and takes %, got " + quoted(unit));
+      t.quantity = Quantity::fraction;
+      t.limit = scaled_decimal(text, digits, -2);
+      if (t.limit > 1) fail(text, "a share cannot exceed 100%, got " + std::string(digits) + "%");
+      break;
     case Kind::throughput:
       if (!unit.empty() && unit != "/s")
         fail(text, "unknown unit " + quoted(unit) + " for rps (expected \"/s\" or no unit)");
@@ -338,8 +347,9 @@ std::string format_quantity(Quantity q, double value) {
 }
 
 std::string describe(const Threshold& t, double actual, bool held) {
+  const std::string other = t.is_outage_max() ? "outage.max<Ns" : t.statistic + "<N%";
   return t.text + ": " + format_quantity(t.quantity, actual) + " (limit " + format_quantity(t.quantity, t.limit) +
-         (t.implicit ? ", the default; --threshold 'errors<N%' sets another" : "") + ") " +
+         (t.implicit ? ", the default; --threshold '" + other + "' sets another" : "") + ") " +
          (held ? "held" : "BREACHED");
 }
 

@@ -22,17 +22,29 @@ struct Threshold {
   std::string text;       // as the user wrote it (surrounding whitespace dropped), for messages
   std::string subject;    // operation, or "" for the whole run
   std::string statistic;  // canonical: "p50","p90","p95","p99","p99.9","max","mean","min",
-                          // "errors","indeterminate","violations","requests","rounds","rps"
+                          // "errors","indeterminate","violations","requests","rounds","rps",
+                          // "unavailable"; "max" of the subject "outage" is the longest outage
   Comparator comparator = Comparator::less;
   double limit = 0;       // in the quantity's unit: ns, fraction, count, per second
   Quantity quantity = Quantity::count;
-  bool implicit = false;  // added by default (kDefaultErrorLimit), not written by the user
+  bool implicit = false;  // added by default (kDefaultErrorLimit, ...), not written by the user
+  // outage.max: the longest stretch with requests sent and none succeeded (loadgen/outage.hpp)
+  bool is_outage_max() const { return subject == kOutageSubject && statistic == "max"; }
+  // unavailable: the share of the measured time in outages
+  bool is_unavailable() const { return subject.empty() && statistic == "unavailable"; }
+  static constexpr std::string_view kOutageSubject = "outage";
 };
 
 // The error-rate limit every load has unless the user sets one of their own
 // (`--threshold 'errors<5%'`): a load whose every answer was an error must
 // not pass a CI gate.
 inline constexpr std::string_view kDefaultErrorLimit = "errors<1%";
+// The outage limits every load has unless the user sets their own (issue
+// 35): a stretch without a success longer than a second, or outages over 1%
+// of the measured time, fail the load. `outage.max<=86400s` and
+// `unavailable<=100%` turn them off, as `errors<=100%` does the error limit.
+inline constexpr std::string_view kDefaultOutageLimit = "outage.max<1s";
+inline constexpr std::string_view kDefaultUnavailableLimit = "unavailable<1%";
 
 // THRESHOLD := [SUBJECT "."] STATISTIC OP NUMBER [UNIT]. Throws
 // std::invalid_argument quoting `text` and saying what was expected.

@@ -143,7 +143,7 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
         w.log(untag);
       }
     }
-    co_await back_off(run, c, a);
+    co_await back_off(w, c, a);
     if (interval.count() > 0) due += interval;
   }
   --w.active;

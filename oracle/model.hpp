@@ -155,9 +155,10 @@ struct Model {
   std::map<std::string, ChannelFacts> channels;
   std::optional<std::string> awake_state, snoozed_state;  // learned from wake and snooze answers
   std::int64_t uses = 0;                                  // the model's uses of aliases so far
-  // Minutes the target took in a tag: the spec shows no bounds (spec 8), so
-  // what was taken once is what the model then predicts is taken.
-  std::vector<std::int64_t> minutes_taken;
+  // The most minutes the target took in a tag. The spec names bounds of
+  // minutes without showing them (spec 8): from 1 up to what was taken lies
+  // inside them, so the model then predicts those are taken.
+  std::int64_t minutes_taken = 0;
 
   // Everything known; the model is the target's only client.
   static Model known(const Start& start, ModelClock clock = {});

@@ -93,7 +93,8 @@ struct Observer {
 
   void database() {
     if (op.id.empty()) return;
-    auto entry = m.entry(op.id);  // a copy, written back: a complete database's absent key stays absent
+    const auto key = entry_key(profile, op.id);
+    auto entry = m.entry(key);  // a copy, written back: a complete database's absent key stays absent
     if (op.endpoint == api::Operation::db_set) {
       if (ok) entry = {Known::yes, op.value};
       else if (unanswered) entry = {Known::unknown, std::nullopt};
@@ -101,7 +102,7 @@ struct Observer {
       if (refused_as(st.not_found)) entry = {Known::no, std::nullopt};
       if (ok) entry = {Known::yes, body ? api::database_value(names, *body) : std::nullopt};
     }
-    m.database[op.id] = std::move(entry);
+    m.database[key] = std::move(entry);
   }
 
   ChannelFacts& channel() {
@@ -208,8 +209,7 @@ struct Observer {
       if (!kept.empty()) b.last_use = std::move(kept);
     }
     const auto minutes = op.minutes ? parse_minutes(*op.minutes) : std::nullopt;
-    if (minutes && std::find(m.minutes_taken.begin(), m.minutes_taken.end(), *minutes) == m.minutes_taken.end())
-      m.minutes_taken.push_back(*minutes);
+    if (minutes) m.minutes_taken = std::max(m.minutes_taken, *minutes);
     free_alias(*x, TagEnd::none);
     x->tag_state = TagState::tagged;
     x->tag = op.tag.value_or("");

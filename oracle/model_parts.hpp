@@ -24,6 +24,10 @@ struct Picks {
 };
 Picks possible_picks(const ChannelFacts& channel, std::int64_t at_ms, const ModelClock& clock);
 
+// The model's name of a database key: the key, or its ASCII lower case when
+// the profile says the target's keys are case-insensitive (database_keys).
+std::string entry_key(const core::Profile& profile, const std::string& key);
+
 // A tag's minutes as an integer; nothing when the text is not one ("abc",
 // "1.5", ""). Values beyond 64 bits saturate.
 std::optional<std::int64_t> parse_minutes(const std::string& text);

@@ -25,12 +25,6 @@ const char* end_text(TagEnd e) {
   return "none";
 }
 
-// A value a service may refuse, the spec showing no type or size (spec 2, 8).
-bool edge_value(std::string_view v) {
-  return v.empty() || v.size() > 255 ||
-         std::any_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-}
-
 struct Predictor {
   const Model& m;
   const Operation& op;
@@ -126,7 +120,7 @@ struct Predictor {
         // or size of values (spec 2, 8): a service may refuse an empty value,
         // a long one or one with control characters (a SHOULD); a short
         // printable one it must take. A write it confirms must read back.
-        if (!e.must_refused() && edge_value(*op.value))
+        if (!e.must_refused() && value_may_be_refused(*op.value))
           e.refusal_tolerated("E6", "the spec shows no type or size of a value (spec 2, 8): a service may refuse "
                                     "an empty, long (over 255 bytes) or control-character value");
         field(Field::entry_value, {}, {*op.value}, "E6", Severity::should, Severity::should,
@@ -134,7 +128,7 @@ struct Predictor {
       }
       return e.done();
     }
-    const auto entry = m.entry(op.id);
+    const auto entry = m.entry(entry_key(profile, op.id));
     exists(e, entry.exists, "E5", "key " + op.id);
     if (entry.exists == Known::yes && entry.value)
       field(Field::entry_value, {}, {*entry.value}, "E5", Severity::must, Severity::should,
@@ -210,11 +204,10 @@ struct Predictor {
                       "minutes=" + *op.minutes + " is outside the profile's range " +
                           std::to_string(profile.dialect.minutes.min) + ".." +
                           std::to_string(profile.dialect.minutes.max));
-    } else if (!profile.minutes_given && !e.must_refused() &&
-               std::find(m.minutes_taken.begin(), m.minutes_taken.end(), *minutes) == m.minutes_taken.end()) {
-      // The spec shows no bounds of minutes (spec 8): until the target took
-      // these minutes once, that it takes them rests on DESIGN.md §3's
-      // default range alone.
+    } else if (!profile.minutes_given && !e.must_refused() && *minutes > std::max<std::int64_t>(m.minutes_taken, 1)) {
+      // The spec names bounds of minutes without showing them (spec 8): above
+      // one minute (the least lifetime) and the most the target took, that it
+      // takes these rests on DESIGN.md §3's default range alone.
       e.refusal_tolerated("R3", "minutes=" + *op.minutes +
                                     " lies in DESIGN.md §3's default range 1..1440, which the profile does not "
                                     "confirm (spec 8 shows no bounds): set the profile's \"minutes\": {\"min\", "

@@ -277,6 +277,14 @@ std::int64_t expiry_of(std::int64_t at_ms, std::int64_t minutes, std::int64_t mi
   return at_ms + minutes * minute_ms;
 }
 
+std::string entry_key(const core::Profile& profile, const std::string& key) {
+  if (!profile.keys_fold_case) return key;
+  std::string out = key;
+  for (auto& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
 Expect::Expect(std::string_view ok_rule, std::string_view refusal_rule) {
   s_.ok_rule = ok_rule;
   s_.refusal_rule = refusal_rule;

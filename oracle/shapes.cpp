@@ -135,6 +135,11 @@ std::optional<std::string> form_difference(const json::object& get, const json::
   return out;
 }
 
+bool value_may_be_refused(std::string_view v) {
+  return v.empty() || v.size() > 255 ||
+         std::any_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
 std::string excerpt(std::string_view body, std::size_t max) {
   std::string out;
   // Redacted before it is cut: a key near the cut leaves no prefix behind.

@@ -78,6 +78,11 @@ std::vector<std::string> field_type_differences(const boost::json::object& refer
 // that leaves out empty fields). Nothing when they agree, else what differs.
 std::optional<std::string> form_difference(const boost::json::object& get, const boost::json::object& answer);
 
+// A database value a service may refuse to store, the spec showing no type
+// or size of values (spec 2, 8): empty, over 255 bytes, or holding a control
+// character. A short printable value it must take (E6).
+bool value_may_be_refused(std::string_view value);
+
 // A short, printable excerpt of a body for messages (at most `max` bytes).
 std::string excerpt(std::string_view body, std::size_t max = 120);
 

@@ -210,7 +210,59 @@ std::string time_charts(const DocView& load, const std::string& scenario) {
   }
   latency_time.series = {p50, p99};
   rate_time.series = {requests, errors};
+  // Each outage as a red band over its span of time (absent in older documents).
+  for (const auto& o : load.find(k::load::outages).find(k::outages::stretches).items()) {
+    const Band band{o[k::outage::start_s].num(), o[k::outage::end_s].num(), 0, 0,
+                    "outage: " + fixed(o[k::outage::start_s].num(), 3) + " s to " + fixed(o[k::outage::end_s].num(), 3) +
+                        " s, no request succeeded",
+                    true, "#cf222e"};
+    latency_time.bands.push_back(band);
+    rate_time.bands.push_back(band);
+  }
   return line_chart(latency_time) + line_chart(rate_time);
+}
+
+// The stretches in which requests were sent and none succeeded, and the
+// closed loop's back-off (absent in older documents).
+std::string outages_section(const DocView& load, bool open_loop) {
+  const auto outages = load.find(k::load::outages);
+  if (!outages.is_object()) return {};
+  namespace o = k::outages;
+  namespace x = k::outage;
+  const double count = outages[o::count].num();
+  std::string out = "<h3>Outages</h3>\n<p>Stretches of time in which requests were sent and none succeeded (no 200, "
+                    "no refusal the profile expects, no 429), from the last success before to the first after; "
+                    "successes under " + whole(outages[o::gap_ms].num()) + " ms apart leave no gap. ";
+  out += count == 0 ? std::string("<strong class=\"good\">None.</strong>")
+                     : "<strong class=\"bad\">" + whole(count) + " outage(s), " +
+                           fixed(outages[o::down_s].num(), 2) + " s in all (" +
+                           percent(outages[o::unavailable].num()) + " of the measured time).</strong>";
+  const auto back_off = outages[o::back_off];
+  if (!open_loop && back_off[k::back_off::count].num() > 0)
+    out += " The closed loop paused " + whole(back_off[k::back_off::count].num()) + " time(s) after a failed connect (" +
+           fixed(back_off[k::back_off::seconds].num(), 2) + " connection-s): about " +
+           whole(back_off[k::back_off::attempts_lost].num()) +
+           " attempts not sent at the rate of the rest of the run, which the error rate does not count.";
+  out += "</p>\n";
+  const auto stretches = outages[o::stretches].items();
+  if (stretches.empty()) return out;
+  out += "<table><tr><th class=\"n\">from (s)</th><th class=\"n\">to (s)</th><th class=\"n\">length</th>"
+         "<th class=\"n\">first down (s)</th><th class=\"n\">last down (s)</th><th>answers</th></tr>\n";
+  for (const auto& stretch : stretches) {
+    std::string answers;
+    for (const auto& [name, n] : stretch[x::answers].fields())
+      answers += esc((name.front() >= '0' && name.front() <= '9' ? "HTTP " : "") + name) + " × " + whole(n.num()) + " ";
+    out += "<tr class=\"bad\"><td class=\"n\">" + fixed(stretch[x::start_s].num(), 3) +
+           (stretch[x::from_start].boolean() ? " (start)" : "") + "</td><td class=\"n\">" +
+           fixed(stretch[x::end_s].num(), 3) + (stretch[x::to_end].boolean() ? " (end)" : "") +
+           "</td><td class=\"n\">" + fixed(stretch[x::duration_s].num(), 3) + " s</td><td class=\"n\">" +
+           fixed(stretch[x::first_down_s].num(), 3) + "</td><td class=\"n\">" +
+           fixed(stretch[x::last_down_s].num(), 3) + "</td><td>" + answers + "</td></tr>\n";
+  }
+  if (static_cast<double>(stretches.size()) < count)
+    out += "<tr><td colspan=\"6\">… " + whole(count - static_cast<double>(stretches.size())) +
+           " more, counted above; the document lists the first " + std::to_string(stretches.size()) + "</td></tr>\n";
+  return out + "</table>\n";
 }
 
 // The first violations, each with the operations that prove it.
@@ -407,7 +459,7 @@ std::string load_section(const DocView& load) {
   const bool open_loop = load[k::load::totals][k::totals::intended_rate].num() > 0;
   std::string out =
       load_intro(load, scenario, open_loop) + operations_table(load, scenario, open_loop) + repetitions_table(load) +
-      time_charts(load, scenario);
+      time_charts(load, scenario) + outages_section(load, open_loop);
   if (const auto race = load.find(k::load::race); race.is_object()) out += race_section(race);
   // Another scenario's violations (a tag refused while its history shows an
   // alias free) sit at the top of the load, under the race's names.

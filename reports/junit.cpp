@@ -193,6 +193,19 @@ std::string contract_suites(const DocView& result, Totals& totals) {
   return body + suite_xml("rules", rules, timestamp, totals);
 }
 
+// The outages of a load, one a line: when, how long, the answers.
+std::string outage_listing(const DocView& load) {
+  namespace x = k::outage;
+  std::string out;
+  for (const auto& o : load.find(k::load::outages).find(k::outages::stretches).items()) {
+    out += "down from " + fixed(o[x::start_s].num(), 3) + " s to " + fixed(o[x::end_s].num(), 3) + " s (" +
+           fixed(o[x::duration_s].num(), 2) + " s):";
+    for (const auto& [name, n] : o[x::answers].fields()) out += " " + clean(name) + "×" + fixed(n.num(), 0);
+    out += "\n";
+  }
+  return out;
+}
+
 // A load result: the race's invariant, each threshold, and what was measured.
 std::string load_suite(const DocView& load, Totals& totals) {
   const std::string scenario = clean(load[k::envelope::config][k::load_config::scenario]);
@@ -294,7 +307,10 @@ std::string load_suite(const DocView& load, Totals& totals) {
       suite.cases += "      <skipped message=\"" + description + "\"/>\n";
     } else if (!th[k::threshold::held].boolean()) {
       ++suite.failures;
-      suite.cases += "      <failure type=\"threshold\" message=\"" + description + "\"/>\n";
+      const std::string expression = clean(th[k::threshold::expression]);
+      const bool outage = expression.starts_with("outage.") || expression.starts_with("unavailable");
+      suite.cases += "      <failure type=\"threshold\" message=\"" + description + "\"" +
+                     (outage ? ">" + xml_escape(outage_listing(load)) + "</failure>\n" : "/>\n");
     } else {
       suite.cases += "      <system-out>" + description + "</system-out>\n";
     }

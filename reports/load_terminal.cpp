@@ -234,6 +234,48 @@ std::string shard_lines(const DocView& doc, const TerminalStyle& style) {
   return out;
 }
 
+// A stretch of `outages.stretches`: start to end, how long, the answers.
+std::string stretch_text(const DocView& o) {
+  namespace x = k::outage;
+  std::string answers;
+  for (const auto& [name, n] : o[x::answers].fields())
+    answers += (answers.empty() ? "" : ", ") + std::string(name.front() >= '0' && name.front() <= '9' ? "HTTP " : "") +
+               clean(name) + "×" + fixed(n.num(), 0);
+  return fixed(o[x::start_s].num(), 3) + " s to " + fixed(o[x::end_s].num(), 3) + " s (" +
+         fixed(o[x::duration_s].num(), 2) + " s" + (o[x::from_start].boolean() ? ", from the start" : "") +
+         (o[x::to_end].boolean() ? ", to the end" : "") + "): " + answers;
+}
+
+// The stretches in which requests were sent and none succeeded, and the
+// closed loop's back-off (absent from older documents).
+std::string outage_lines(const DocView& doc, const TerminalStyle& style) {
+  const auto outages = doc.find(k::load::outages);
+  if (!outages.is_object()) return {};
+  namespace o = k::outages;
+  const double count = outages[o::count].num();
+  std::string out = "\noutages (requests sent, none succeeded; successes under " + fixed(outages[o::gap_ms].num(), 0) +
+                    " ms apart leave no gap): ";
+  if (count == 0) out += "none\n";
+  else
+    out += fixed(count, 0) + ", " + fixed(outages[o::down_s].num(), 2) + " s down in all (" +
+           fixed(outages[o::unavailable].num() * 100, 2) + "% of the measured time)\n";
+  std::size_t shown = 0;
+  for (const auto& stretch : outages[o::stretches].items()) {
+    if (!style.verbose && ++shown > 5) {
+      out += "  … " + fixed(count - 5, 0) + " more in the --json document (or run with --verbose)\n";
+      break;
+    }
+    out += "  " + paint(style.color, "DOWN", "1;31") + " " + stretch_text(stretch) + "\n";
+  }
+  const auto back_off = outages[o::back_off];
+  if (!open_loop_of(doc) && back_off[k::back_off::count].num() > 0)
+    out += "  closed loop: " + fixed(back_off[k::back_off::count].num(), 0) + " pause(s) after a failed connect, " +
+           fixed(back_off[k::back_off::seconds].num(), 2) + " connection-s: about " +
+           fixed(back_off[k::back_off::attempts_lost].num(), 0) +
+           " attempts not sent (at the rate of the rest of the run), which the error rate does not count\n";
+  return out;
+}
+
 // The generator's own figures, what made the run invalid or incomplete, and the verdict.
 std::string verdict_lines(const DocView& doc, const TerminalStyle& style) {
   namespace t = k::totals;
@@ -268,6 +310,7 @@ std::string load_summary(const DocView& doc, const TerminalStyle& style) {
   if (const auto race = doc.find(k::load::race)) out += race_section(race, style);
   else if (doc.find(k::load::history_check).is_object()) out += history_lines(doc, style);
   else if (doc.find(k::race::violation_count).num() > 0) out += "\n" + violation_lines(doc, style);
+  out += outage_lines(doc, style);
   const auto thresholds = doc[k::load::thresholds].items();
   if (!thresholds.empty()) {
     out += "\nthresholds:\n";

@@ -104,7 +104,8 @@ std::string line_chart(const LineChart& c) {
     }
     for (const auto& w : s.whiskers) y_max = std::max(y_max, w.upper);
   }
-  for (const auto& b : c.bands) y_max = std::max(y_max, b.upper);
+  for (const auto& b : c.bands)
+    if (!b.full_height) y_max = std::max(y_max, b.upper);
   if (!std::isfinite(x_min)) {
     return frame(c.title, "<text class=\"note\" x=\"" + num(kLeft) + "\" y=\"" + num(kTop + 30) + "\">nothing measured</text>",
                  kTop + 50);
@@ -141,10 +142,13 @@ std::string line_chart(const LineChart& c) {
             "\" text-anchor=\"middle\">" + xml_escape(label) + "</text>";
   }
   // Bands under the lines, markers over the grid.
-  for (const auto& b : c.bands)
-    body += "<rect class=\"band\" x=\"" + num(px(b.x0)) + "\" y=\"" + num(py(b.upper)) + "\" width=\"" +
-            num(std::max(2.0, px(b.x1) - px(b.x0))) + "\" height=\"" + num(std::max(1.0, py(b.lower) - py(b.upper))) +
-            "\" fill=\"#1f77b4\" fill-opacity=\"0.15\"><title>" + xml_escape(b.label) + "</title></rect>";
+  for (const auto& b : c.bands) {
+    const double top = b.full_height ? kTop : py(b.upper), bottom = b.full_height ? kTop + kPlotH : py(b.lower);
+    body += "<rect class=\"band\" x=\"" + num(px(b.x0)) + "\" y=\"" + num(top) + "\" width=\"" +
+            num(std::max(2.0, px(b.x1) - px(b.x0))) + "\" height=\"" + num(std::max(1.0, bottom - top)) +
+            "\" fill=\"" + xml_escape(b.fill) + "\" fill-opacity=\"0.15\"><title>" + xml_escape(b.label) +
+            "</title></rect>";
+  }
   for (const auto& m : c.markers)
     body += "<g class=\"marker marker-" + xml_escape(m.kind) + "\"><line x1=\"" + num(px(m.x)) + "\" y1=\"" + num(kTop) +
             "\" x2=\"" + num(px(m.x)) + "\" y2=\"" + num(kTop + kPlotH) + "\" stroke=\"" + marker_color(m.kind) +
@@ -179,10 +183,14 @@ std::string line_chart(const LineChart& c) {
               (c.series[i].dashed ? " stroke-dasharray=\"6 4\"" : c.series[i].line ? "" : " stroke-dasharray=\"2 6\"") +
               "/><text class=\"legend\" x=\"" + num(lx + 28) + "\" y=\"" + num(ly + 4) + "\">" +
               xml_escape(c.series[i].label) + "</text>";
+  std::vector<std::string> shown;
   for (const auto& b : c.bands) {
-    legend += "<rect x=\"" + num(lx) + "\" y=\"" + num(ly - 6) + "\" width=\"22\" height=\"12\" fill=\"#1f77b4\" "
-              "fill-opacity=\"0.15\"/><text class=\"legend\" x=\"" + num(lx + 28) + "\" y=\"" + num(ly + 4) + "\">" +
-              xml_escape(b.label) + "</text>";
+    const std::string label = b.full_height ? b.label.substr(0, b.label.find(':')) : b.label;  // "outage: 2.0 s to ..."
+    if (std::find(shown.begin(), shown.end(), label) != shown.end()) continue;
+    shown.push_back(label);
+    legend += "<rect x=\"" + num(lx) + "\" y=\"" + num(ly - 6) + "\" width=\"22\" height=\"12\" fill=\"" +
+              xml_escape(b.fill) + "\" fill-opacity=\"0.15\"/><text class=\"legend\" x=\"" + num(lx + 28) +
+              "\" y=\"" + num(ly + 4) + "\">" + xml_escape(label) + "</text>";
     ly += 16;
   }
   return frame(c.title, body + "<g class=\"legend-box\">" + legend + "</g>", kHeight);

@@ -38,6 +38,8 @@ struct ChartSeries {
 struct Band {
   double x0 = 0, x1 = 0, lower = 0, upper = 0;
   std::string label;
+  bool full_height = false;       // the whole plot's height, whatever lower and upper say (a span of time)
+  std::string fill = "#1f77b4";  // bands of one label share one legend entry
 };
 
 // A vertical mark at x with a short label: kind "change-point", "accepted",

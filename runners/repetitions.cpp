@@ -50,6 +50,12 @@ void append(loadgen::LoadRun& a, const loadgen::LoadRun& b) {
   for (const auto& v : b.result.violations)
     if (r.violations.size() < a.config.max_violations_kept) r.violations.push_back(v);
   r.history_ops += b.result.history_ops;
+  // Outages: b's after a's measured time, as the summed time says (an outage
+  // of a later repetition must not hide under an earlier one's successes).
+  r.outages.timeline.merge(b.result.outages.timeline, static_cast<std::int64_t>(r.wall_s * 1e9));
+  r.outages.back_offs += b.result.outages.back_offs;
+  r.outages.back_off_s += b.result.outages.back_off_s;
+  r.outages.timeline_complete = r.outages.timeline_complete && b.result.outages.timeline_complete;
   r.wall_s += b.result.wall_s;
   r.achieved_rate = r.wall_s > 0 ? completed / r.wall_s : 0;
   r.generator_cpu = std::max(r.generator_cpu, b.result.generator_cpu);

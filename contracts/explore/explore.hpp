@@ -60,6 +60,10 @@ struct Step {
   // op.id as written); waits: the tag step whose expiry is waited for.
   std::uint32_t alias_of = 0;
   std::vector<std::string> also_callers;  // burst: the callers besides op.caller
+  // The GET of an agent after its snooze or wake (R1 compares their forms),
+  // drawn beside the seed's stream: not counted in the sequence's length, so
+  // a seed draws the other steps as it did before follow-ups were added.
+  bool follow_up = false;
   // Sent no earlier than this (ms since the sequence began): a replay keeps
   // the time a step was first sent at, so a failure that needs a tag's
   // minutes to pass still shows once the steps between are dropped.
@@ -127,6 +131,7 @@ class Generator {
 
  private:
   std::mt19937_64 rng_;
+  std::mt19937_64 follow_ups_;  // whether a follow-up GET comes: its own stream
   Ground ground_;
   std::uint32_t serial_ = 0;
   std::vector<std::string> keys_;  // the sequence's keys: few, so writes and reads meet

@@ -59,7 +59,8 @@ oracle::Auth auth_of(KeyForm form, std::string_view key) {
   }
 }
 
-Generator::Generator(std::uint64_t seed, Ground ground) : rng_(seed), ground_(std::move(ground)) {
+Generator::Generator(std::uint64_t seed, Ground ground)
+    : rng_(seed), follow_ups_(seed ^ 0x9e3779b97f4a7c15ULL), ground_(std::move(ground)) {
   if (ground_.aliases.empty()) ground_.aliases = {"1"};
   if (ground_.agents.empty()) ground_.agents = {"1"};
 }
@@ -145,6 +146,15 @@ Step Generator::next(const oracle::Model& model, const Sequence& sent) {
   if (keys_.empty()) keys_ = {probe_keys().front()};
   Step s;
   s.serial = serial();
+  // The GET of an agent just snoozed or woken, in the state the answer
+  // showed: R1 compares their forms (replay.cpp).
+  if (!sent.empty() && sent.back().kind == Step::Kind::request && sent.back().key == KeyForm::proper &&
+      (sent.back().op.endpoint == Endpoint::snooze || sent.back().op.endpoint == Endpoint::wake) &&
+      std::bernoulli_distribution(0.5)(follow_ups_)) {
+    s.op = oracle::ops::get_agent(sent.back().op.id);
+    s.follow_up = true;
+    return s;
+  }
   std::vector<std::uint32_t> tags;  // the tag steps so far, newest last
   for (const auto& x : sent)
     if (x.kind == Step::Kind::request && x.op.endpoint == Endpoint::tag && x.key == KeyForm::proper) tags.push_back(x.serial);
@@ -195,13 +205,6 @@ Step Generator::next(const oracle::Model& model, const Sequence& sent) {
       s.alias_of = sent[sent.size() - 2].alias_of;
       return s;
     }
-  }
-  // The GET of an agent just snoozed or woken, in the state the answer
-  // showed: R1 compares their forms (replay.cpp).
-  if (!sent.empty() && sent.back().kind == Step::Kind::request && sent.back().key == KeyForm::proper &&
-      (sent.back().op.endpoint == Endpoint::snooze || sent.back().op.endpoint == Endpoint::wake) && chance(0.5)) {
-    s.op = oracle::ops::get_agent(sent.back().op.id);
-    return s;
   }
   if (spree_ > 0 || chance(0.02)) {  // every alias tagged, then one more: refused, never a live tag replaced
     spree_ = spree_ > 0 ? spree_ - 1 : ground_.aliases.size();

@@ -17,6 +17,7 @@ namespace {
 void same_shape(CheckContext& ctx, const char* op) {
   auto id = first_agent(ctx);
   AgentGuard guard(ctx, id);
+  ready_for(ctx, id, op);
   auto answer = agent_op(ctx, id, op);
   auto single = get_agent(ctx, id);
   const std::string what = std::string("PUT ") + agent_op_path(id, op);
@@ -53,10 +54,11 @@ void each_agent_readable(CheckContext& ctx) {
 void snooze_wake_visible(CheckContext& ctx) {
   auto id = first_agent(ctx);
   AgentGuard guard(ctx, id);
-  auto woke = agent_state(ctx, agent_op(ctx, id, "wake"));
-  auto after_wake = agent_state(ctx, get_agent(ctx, id));
+  ready_for(ctx, id, "snooze");
   auto snoozed = agent_state(ctx, agent_op(ctx, id, "snooze"));
   auto after_snooze = agent_state(ctx, get_agent(ctx, id));
+  auto woke = agent_state(ctx, agent_op(ctx, id, "wake"));
+  auto after_wake = agent_state(ctx, get_agent(ctx, id));
   ctx.prefer(after_wake == woke, "E4",
              "GET after wake: expected the state wake answered (" + woke + "), got " + after_wake);
   ctx.prefer(after_snooze == snoozed, "E3",

@@ -42,7 +42,7 @@ void tag_lru(CheckContext& ctx) {
     if (ctx.response(e, what).status != 200)
       ctx.fail("R2", what + ": expected tag to pick an alias, since every earlier cycle deleted its tag, got " +
                          describe_answer(e) + " (a delete that answered 200 left its tag?)");
-    auto alias = alias_id(ctx, ctx.ok_json(e, "E8", what));
+    auto alias = tagged_alias_id(ctx, ctx.ok_json(e, "E8", what));
     if (!alias) ctx.fail("E8", what + ": expected the tagged alias with an id, got " + describe_answer(e));
     ctx.janitor().tagged(*alias);
     picks.push_back(*alias);
@@ -72,7 +72,7 @@ void tag_until_full(CheckContext& ctx) {
   if (r.status == 200) {
     std::string why;
     auto body = oracle::parse_json(r.body, why);
-    auto id = body ? alias_id(ctx, *body) : std::nullopt;
+    auto id = body ? tagged_alias_id(ctx, *body) : std::nullopt;
     untag_if_tagged(ctx, e);
     ctx.require(!id || !tagged.contains(*id), "T1",
                 what + ": expected a refusal, got alias " + id.value_or("?") +

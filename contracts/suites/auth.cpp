@@ -77,12 +77,25 @@ void with_resources(CheckContext& ctx, const Operation& op, const std::function<
   if (std::string_view(op.name).starts_with("database-"))
     database_set(ctx, probe_key(ctx, "auth"), "crh auth probe");  // so that a GET with the key finds a value
   std::optional<AgentGuard> agent;
-  if (std::string_view(op.name).starts_with("agent-")) agent.emplace(ctx, first_agent(ctx));
+  if (std::string_view(op.name).starts_with("agent-")) {
+    agent.emplace(ctx, first_agent(ctx));
+    // A snooze or wake accepted with the key is then a real transition.
+    if (std::string_view(op.name) == "agent-snooze" || std::string_view(op.name) == "agent-wake")
+      ready_for(ctx, first_agent(ctx), std::string_view(op.name).substr(6));
+  }
   send(alias);
   if (std::string_view(op.name) == "tag") {
-    // A tag the target applied anyway (or rightly, with the lower-case header) is removed.
+    // A tag the target applied anyway (or rightly, with the lower-case header)
+    // is removed: found by its name in any field, since without a profile the
+    // tag's field may not be the one the profile names.
+    const auto holds_tag = [&](const boost::json::value& alias) {
+      if (!alias.is_object()) return false;
+      for (const auto& [k, v] : alias.get_object())
+        if (v.is_string() && v.get_string() == tag_name("auth")) return true;
+      return false;
+    };
     for (const auto& a : list_aliases(ctx))
-      if (tag_of(ctx, a.value).value_or("") == tag_name("auth")) untag_quietly(ctx, a.id);
+      if (holds_tag(a.value)) untag_quietly(ctx, a.id);
   }
 }
 
@@ -140,7 +153,7 @@ void rejected_agent_op(CheckContext& ctx, const char* op) {
   auto id = first_agent(ctx);
   AgentGuard guard(ctx, id);
   // Start from the other state, so that an applied write would show.
-  agent_op(ctx, id, std::string_view(op) == "snooze" ? "wake" : "snooze");
+  ready_for(ctx, id, op);
   rejected_write(
       ctx, "the agent", [&] { return agent_state(ctx, get_agent(ctx, id)); },
       ctx.request("PUT", agent_op_path(id, op)));

@@ -181,7 +181,7 @@ void same_tag_name(CheckContext& ctx) {
     ctx.skip("the target refused a second live tag named like the first (" + describe_answer(second) +
              "); the spec does not say tag names are unique, so there is nothing to compare");
   }
-  const auto b = alias_id(ctx, ctx.ok_json(second, "E8", what));
+  const auto b = tagged_alias_id(ctx, ctx.ok_json(second, "E8", what));
   if (!b)
     ctx.skip("the second tag's answer names no alias under the profile's id_fields.alias: " + describe_answer(second));
   tags.adopt(*b);

@@ -15,6 +15,7 @@ namespace {
 void agent_operation(CheckContext& ctx, const char* op, std::string_view rule) {
   auto id = first_agent(ctx);
   AgentGuard guard(ctx, id);
+  ready_for(ctx, id, op);
   auto body = agent_op(ctx, id, op);
   ctx.require(body.is_object(), rule,
               std::string("PUT ") + agent_op_path(id, op) + ": expected the agent object, got " +

@@ -300,13 +300,16 @@ void explore_sequences(CheckContext& ctx) {
     explore::Judge judge(fresh(), profile);
     explore::Replay r;
     explore::Sequence seq = gen.opening();
-    const std::size_t length = gen.length(8, 40);
+    std::size_t length = gen.length(8, 40);
     for (std::size_t i = 0; !r.failure && operations + r.operations < settings.operations && i < length; ++i) {
       if (wire.stopped()) {
         interrupted = r.interrupted = true;
         break;
       }
-      if (i >= seq.size()) seq.push_back(gen.next(judge.model(), seq));
+      if (i >= seq.size()) {
+        seq.push_back(gen.next(judge.model(), seq));
+        if (seq.back().follow_up) ++length;
+      }
       judge.step(seq[i], wire, r);
       if (!r.sent.back().ops.empty()) seq[i].not_before_ms = r.sent.back().ops.front().at_ms;
     }

@@ -49,6 +49,8 @@ race.callers, race.rounds_without_winner, race.violation_count,
 history.operations, series_step_s, histogram precision_bits. Also:
   - "series" (one entry per second measured; the count depends on when the
     last answer lands) becomes its first entry, masked, and a marker;
+    outages.timeline's "lit" and "down" (spans of time, as many as timing
+    gives) become a marker; outages.stretches stay (a correct target has none);
     histogram "buckets" (which buckets exist depends on the latencies) become
     a marker.
   - percentile objects: "backed" (ten samples beyond the percentile, i.e. a
@@ -185,6 +187,8 @@ class JsonNormalizer:
                 out[k] = ["{{series: one entry per second measured, as many as timing gives; the first:}}"]
                 if x:
                     out[k].append(self.value(x[0], p + (0,), kind))
+            elif kind == "load" and keys[-1:] == ["timeline"] and k in ("lit", "down") and isinstance(x, list):
+                out[k] = "{{outage timeline: its spans depend on timing}}"
             elif kind == "load" and k == "buckets" and isinstance(x, list):
                 out[k] = "{{histogram buckets}}"
             elif in_percentile and k in ("backing_s", "note"):

@@ -246,7 +246,9 @@ TEST_F(LoadRun, ThresholdsGateTheExitCode) {
   config_.duration = 200ms;
   auto r = run();
   auto verdicts = evaluate(parse_thresholds({"violations==0", "call.p99<1ns", "errors<0.1%", "rounds>0"}), r);
-  ASSERT_EQ(verdicts.size(), 4u);
+  ASSERT_EQ(verdicts.size(), 6u) << "and the default outage limits";
+  EXPECT_TRUE(verdicts[4].held) << verdicts[4].threshold.text;
+  EXPECT_TRUE(verdicts[5].held) << verdicts[5].threshold.text;
   EXPECT_TRUE(verdicts[0].held);
   EXPECT_FALSE(verdicts[1].held) << "no call answers in under a nanosecond";
   EXPECT_TRUE(verdicts[2].held);

@@ -42,24 +42,24 @@ TEST(LoadVerdict, NoRequestMeasuredProvesNothing) {
 
 TEST(LoadVerdict, DefaultErrorLimitIsAddedAndBreachedAbove1Percent) {
   const auto thresholds = parse_thresholds({"get.p99<10s"});
-  ASSERT_EQ(thresholds.size(), 2u);
-  EXPECT_TRUE(thresholds.back().implicit);
-  EXPECT_EQ(thresholds.back().text, kDefaultErrorLimit);
+  ASSERT_EQ(thresholds.size(), 4u) << "the error limit and the two outage limits";
+  EXPECT_TRUE(thresholds[1].implicit);
+  EXPECT_EQ(thresholds[1].text, kDefaultErrorLimit);
   const auto r = answered_with(404, 5, 95);  // 5% errors
   const auto verdicts = evaluate(thresholds, r);
-  EXPECT_FALSE(verdicts.back().held);
+  EXPECT_FALSE(verdicts[1].held);
   EXPECT_EQ(exit_code_of(r, verdicts), 1);
-  EXPECT_NE(describe(verdicts.back().threshold, verdicts.back().actual, false).find("the default"), std::string::npos);
+  EXPECT_NE(describe(verdicts[1].threshold, verdicts[1].actual, false).find("the default"), std::string::npos);
 }
 
 TEST(LoadVerdict, AUserErrorLimitReplacesTheDefault) {
   const auto thresholds = parse_thresholds({"errors<10%"});
-  ASSERT_EQ(thresholds.size(), 1u);
+  ASSERT_EQ(thresholds.size(), 3u) << "the user's error limit and the two outage limits";
   EXPECT_FALSE(thresholds.front().implicit);
   const auto r = answered_with(404, 5, 95);
   EXPECT_EQ(exit_code_of(r, evaluate(thresholds, r)), 0);
   // An error limit on one operation does not replace the run's.
-  EXPECT_EQ(parse_thresholds({"tag.errors<10%"}).size(), 2u);
+  EXPECT_EQ(parse_thresholds({"tag.errors<10%"}).size(), 4u);
 }
 
 TEST(LoadVerdict, AnInvalidLoadCannotTellUnlessItFailed) {

@@ -42,6 +42,14 @@ loadgen::LoadRun synthetic_load_run(loadgen::Scenario scenario, int part, double
     }
     if (outcome == Outcome::fail) s.refusals++;
     auto& second = r.stats.second(static_cast<std::int64_t>(i % 8) * 1'000'000'000);
+    // An outage from 3 s to 4.5 s (answers 2 ms apart): connect failures and 503s.
+    const std::int64_t at = static_cast<std::int64_t>(i) * 2'000'000;
+    if (i >= 1500 && i < 2250) {
+      r.outages.timeline.down(at, i % 2 ? 503 : 0, Failure::connect);
+      if (i % 2 == 0) ++r.outages.back_offs, r.outages.back_off_s += 0.0625;
+    } else {
+      r.outages.timeline.up(at);
+    }
     second.requests++;
     second.errors += outcome == Outcome::indeterminate;
     second.latency.record(ns);
