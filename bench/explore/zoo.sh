@@ -27,7 +27,7 @@
 #   --fixed-seeds    exploration seed S+i for run i (else crh draws a fresh one)
 #   --only N=V[,V]   switch N takes only these values (repeatable)
 #   --disputed       also draw the values whose correctness the lead has not ruled
-#                    on (keycase=fold, again=refused, tagnames=unique; zoo.py DISPUTED)
+#                    on (tagnames=unique; zoo.py DISPUTED)
 #   --timeout S      limit of one crh run in seconds (default 120 quick, 240 slow)
 #   --keep DIR       keep every run's profile, result document and outputs there
 #   --out DIR        where the table and failures.txt go (default: a temp dir, printed)
