@@ -8,6 +8,13 @@
 //
 //   crh_dialect_server --port 0 --api-key-file FILE --minute-ms N [--channels N --aliases M]
 //                      [--invalid-uri json|html|text] [--flaw NAME]... [--stop-answering-after N]
+//                      [--choice NAME=VALUE]...
+//   crh_dialect_server --list-choices
+//
+// --choice picks another correct answer where the spec is silent (the
+// silent-gap zoo of issue 35; tests/support/dialect/choices.hpp lists the
+// switches, bench/explore/zoo.sh runs crh against every combination). With no
+// --choice the server answers as described above.
 //
 // --invalid-uri html answers a request target that is not a valid URI
 // (GET /database/%zz%) with a framework's 400 text/html page before any API
@@ -37,6 +44,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
 #include <cctype>
@@ -57,7 +65,10 @@
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <random>
 #include <vector>
+
+#include "dialect/choices.hpp"
 
 namespace {
 namespace json = boost::json;
@@ -69,8 +80,8 @@ constexpr std::size_t kMaxBody = 1024 * 1024;
 constexpr int kIdleMs = 30'000;  // a silent peer is dropped, so threads never pile up
 constexpr int kSliceMs = 100;    // how soon a waiting thread notices a stop
 constexpr int kMaxConnections = 1024;
-// A week, not the reference's day: the spec gives no bound, so ours differs on purpose.
-constexpr std::int64_t kMinMinutes = 1, kMaxMinutes = 10'080;
+// A week by default, not the reference's day: the spec gives no bound, so ours differs on purpose.
+constexpr std::int64_t kMinMinutes = 1;
 
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_active{0};  // connection threads still running
@@ -96,6 +107,7 @@ struct Config {
   bool untagged_omit_label = false;
   bool stale_tag_answer = false;
   std::int64_t stop_answering_after = -1;  // requests answered before every later one hangs
+  dialect::Choices choice;                  // --choice: the silent-gap switches
 };
 
 bool parse_int(const char* text, std::int64_t lo, std::int64_t hi, std::int64_t& out) {
@@ -140,7 +152,13 @@ std::optional<Config> parse_flags(int argc, char** argv) {
     else if (flag == "--flaw" && value == std::string_view("untagged-omit-label")) c.untagged_omit_label = true;
     else if (flag == "--flaw" && value == std::string_view("stale-tag-answer")) c.stale_tag_answer = true;
     else if (flag == "--stop-answering-after" && parse_int(value, 0, 1'000'000, n)) c.stop_answering_after = n;
-    else return std::nullopt;
+    else if (flag == "--choice") {
+      std::string why;
+      if (!c.choice.set(value, why)) {
+        std::fprintf(stderr, "crh_dialect_server: %s\n", why.c_str());
+        return std::nullopt;
+      }
+    } else return std::nullopt;
   }
   auto key = key_file.empty() ? std::nullopt : read_key(key_file);
   if (!key || key->empty()) {
@@ -159,12 +177,14 @@ struct Agent {
   int calls_today;
   bool snoozed = false;
   std::string snoozed_since;  // RFC 3339; empty while on (answered as null)
+  std::string last_change;    // RFC 3339 of the last snooze or wake that changed it; empty: never
 };
 
 struct Alias {
   std::string tag;             // empty: untagged
   Clock::time_point expires;   // of the tag; the steady clock decides, not the wall clock
   std::string valid_until;     // the same instant in RFC 3339 UTC, as answered
+  std::int64_t valid_until_s = 0;  // and in Unix seconds (--choice expiry=epoch)
   std::string holder;          // the bound caller; empty: nobody yet
   std::uint64_t last_use = 0;  // a sequence number, not a time: two uses never tie
 };
@@ -176,10 +196,14 @@ struct State {
   std::vector<std::vector<Alias>> channels;
   std::uint64_t uses = 0;
   std::string last_tag;  // --flaw stale-tag-answer
+  std::mt19937 random{std::random_device{}()};  // --choice ties=random
 };
 
 Config g_config;
 State g_state;
+
+// The switch `name` has the value `value` (--choice).
+bool chose(const std::string& name, std::string_view value) { return g_config.choice.is(name, value); }
 
 void init_state(const Config& c) {
   g_state.agents = {{7, "Ann", 0}, {8, "Bo", 3}, {9, "Cy", 12}};
@@ -232,7 +256,16 @@ struct Response {
   bool drop = false;  // no answer: the connection is closed, as a handler's crash does
 };
 
-Response error(unsigned status, std::string msg) { return {status, json::object{{"msg", std::move(msg)}}, {}}; }
+const char* reason(unsigned status);
+
+Response error(unsigned status, std::string msg) {
+  json::object body{{"msg", std::move(msg)}};
+  if (chose("errors", "rich")) {  // more than the msg the spec asks for
+    body["code"] = status;
+    body["error"] = reason(status);
+  }
+  return {status, std::move(body), {}};
+}
 
 std::vector<std::string_view> header_values(const Request& r, std::string_view lower_name) {
   std::vector<std::string_view> out;
@@ -257,6 +290,7 @@ std::string_view trim(std::string_view s) {
 const char* reason(unsigned status) {
   switch (status) {
     case 200: return "OK";
+    case 401: return "Unauthorized";
     case 400: return "Bad Request";
     case 403: return "Forbidden";
     case 404: return "Not Found";
@@ -273,16 +307,31 @@ const char* reason(unsigned status) {
   }
 }
 
-std::string wire(const Response& r, bool head_only, bool keep_alive) {
+std::string wire(const Response& r, bool head_only, bool keep_alive, bool http11 = false) {
   const std::string body = r.html.empty() ? json::serialize(r.body) : r.html;
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) + "\r\n";
-  out += r.html.empty() ? std::string("Content-Type: application/json; charset=utf-8\r\n")
+  const bool charset = chose("ctype", "charset");
+  out += r.html.empty() ? std::string(charset ? "Content-Type: application/json; charset=utf-8\r\n"
+                                              : "Content-Type: application/json\r\n")
                         : "Content-Type: " + g_config.refusal_type + "\r\n";
-  out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  // --choice framing=chunked: the body in two chunks, as a streaming framework sends it.
+  const bool chunked = http11 && chose("framing", "chunked");
+  out += chunked ? std::string("Transfer-Encoding: chunked\r\n") : "Content-Length: " + std::to_string(body.size()) + "\r\n";
   if (!r.allow.empty()) out += "Allow: " + r.allow + "\r\n";
   out += keep_alive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
-  if (!head_only) out += body;  // a HEAD answer announces the body's length but carries none
-  return out;
+  if (head_only) return out;  // a HEAD answer announces the body's length but carries none
+  if (!chunked) return out + body;
+  auto chunk = [&out](std::string_view part) {
+    if (part.empty()) return;
+    char size[24];
+    std::snprintf(size, sizeof size, "%zx\r\n", part.size());
+    out += size;
+    out += part;
+    out += "\r\n";
+  };
+  chunk(std::string_view(body).substr(0, body.size() / 2));
+  chunk(std::string_view(body).substr(body.size() / 2));
+  return out + "0\r\n\r\n";
 }
 
 // ---------------------------------------------------------------- HTTP framing
@@ -584,36 +633,115 @@ bool authorized(const Request& r) {
   return diff == 0;
 }
 
-// The parameters: a JSON object body is the only encoding this service reads;
-// a form body or a query string is bad input.
-std::optional<json::object> json_params(const Request& r, Response& refusal) {
-  const auto types = header_values(r, "content-type");
-  const std::string media = types.size() == 1 ? lower(trim(types[0].substr(0, types[0].find(';')))) : "";
-  if (media != "application/json") {
-    refusal = error(422, "parameters go in a JSON object body with Content-Type: application/json");
-    return std::nullopt;
+// ---------------------------------------------------------------- parameters
+
+// The request's parameters as a JSON object. `text`: they came as form or
+// query text, so every value is a string and minutes is read from its digits.
+struct Params {
+  json::object values;
+  bool text = false;
+};
+
+// application/x-www-form-urlencoded: '+' is a space here, unlike in a path.
+std::optional<json::object> form_decode(std::string_view s) {
+  json::object out;
+  if (s.empty()) return out;
+  for (std::size_t pos = 0; pos <= s.size();) {
+    auto amp = s.find('&', pos);
+    if (amp == npos) amp = s.size();
+    auto pair = s.substr(pos, amp - pos);
+    pos = amp + 1;
+    if (pair.empty()) continue;
+    const auto eq = pair.find('=');
+    std::string name(pair.substr(0, eq)), value(eq == npos ? "" : pair.substr(eq + 1));
+    for (auto* t : {&name, &value})
+      for (auto& ch : *t)
+        if (ch == '+') ch = ' ';
+    auto n = percent_decode(name), v = percent_decode(value);
+    if (!n || !v || !valid_utf8(*n) || !valid_utf8(*v)) return std::nullopt;
+    if (!out.contains(*n)) out[*n] = *v;  // the first of a repeated name counts
   }
+  return out;
+}
+
+std::string media_type(const Request& r) {
+  const auto types = header_values(r, "content-type");
+  return types.size() == 1 ? lower(trim(types[0].substr(0, types[0].find(';')))) : "";
+}
+
+std::optional<Params> json_body(const Request& r, Response& refusal) {
   boost::system::error_code ec;
   json::value v = json::parse(r.body, ec);
   if (ec) {
-    refusal = error(422, "the body is not JSON (" + ec.message() + ")");
+    refusal = error(g_config.choice.status("bad"), "the body is not JSON (" + ec.message() + ")");
     return std::nullopt;
   }
   if (!v.is_object()) {
-    refusal = error(422, "the body must be a JSON object");
+    refusal = error(g_config.choice.status("bad"), "the body must be a JSON object");
     return std::nullopt;
   }
-  return std::move(v.get_object());
+  return Params{std::move(v.get_object()), false};
+}
+
+std::optional<Params> text_params(std::string_view text, Response& refusal) {
+  auto o = form_decode(text);
+  if (!o) {
+    refusal = error(g_config.choice.status("bad"), "the parameters are not validly percent-encoded UTF-8");
+    return std::nullopt;
+  }
+  return Params{std::move(*o), true};
+}
+
+// The parameters, from where --choice encoding says they go (a JSON body by
+// default); from anywhere else they are bad input.
+std::optional<Params> params_of(const Request& r, Response& refusal) {
+  const auto& enc = g_config.choice["encoding"];
+  const std::string media = media_type(r);
+  const auto q = r.target.find('?');
+  const std::string_view query = q == npos ? std::string_view() : std::string_view(r.target).substr(q + 1);
+  if ((enc == "json" || enc == "any") && media == "application/json") return json_body(r, refusal);
+  if ((enc == "form" || enc == "any") && media == "application/x-www-form-urlencoded") return text_params(r.body, refusal);
+  if ((enc == "query" || enc == "any") && !query.empty()) return text_params(query, refusal);
+  const char* where = enc == "json"    ? "a JSON object body with Content-Type: application/json"
+                      : enc == "form"  ? "a form body with Content-Type: application/x-www-form-urlencoded"
+                      : enc == "query" ? "the query string"
+                                       : "a JSON body, a form body or the query string";
+  refusal = error(g_config.choice.status("bad"), std::string("parameters go in ") + where);
+  return std::nullopt;
+}
+
+// A non-empty string parameter, else nothing.
+std::optional<std::string> text_param(const Params& p, std::string_view name) {
+  const json::value* v = p.values.if_contains(name);
+  if (!v || !v->is_string() || v->get_string().empty()) return std::nullopt;
+  return std::string(v->get_string());
 }
 
 // ---------------------------------------------------------------- agents and database
 
+bool plain_names() { return chose("names", "plain"); }
+
+json::value agent_id_json(const Agent& a) {
+  return chose("ids", "string") ? json::value(std::to_string(a.uid)) : json::value(a.uid);
+}
+
+// A field that has no value yet: null, or left out (--choice empty=omit).
+void maybe(json::object& o, std::string_view name, const std::string& value) {
+  if (!value.empty()) o[name] = value;
+  else if (!chose("empty", "omit")) o[name] = nullptr;
+}
+
 json::value agent_json(const Agent& a) {
-  return json::object{{"uid", a.uid},
-                      {"label", a.label},
-                      {"status", a.snoozed ? "off" : "on"},
-                      {"calls_today", a.calls_today},
-                      {"snoozed_since", text_or_null(a.snoozed_since)}};
+  json::object o;
+  if (plain_names()) o = {{"id", agent_id_json(a)}, {"name", a.label}};
+  else o = {{"uid", agent_id_json(a)}, {"label", a.label}};
+  if (chose("state", "bool")) o["snoozed"] = a.snoozed;  // the state as a boolean
+  else if (plain_names()) o["state"] = a.snoozed ? "snoozed" : "available";
+  else o["status"] = a.snoozed ? "off" : "on";
+  o["calls_today"] = a.calls_today;
+  maybe(o, "snoozed_since", a.snoozed_since);
+  maybe(o, "last_change", a.last_change);
+  return o;
 }
 
 Agent* find_agent(const std::string& id) {
@@ -627,12 +755,20 @@ bool find_agent_locked(const std::string& id) {
   return find_agent(id) != nullptr;
 }
 
+// A list: the array itself, or an object holding it (--choice lists).
+json::value list_json(json::array items, json::object wrapper, std::string_view name) {
+  if (chose("listorder", "reverse")) std::reverse(items.begin(), items.end());
+  if (chose("lists", "bare")) return items;
+  wrapper[name] = std::move(items);
+  return wrapper;
+}
+
 Response list_agents() {
   std::lock_guard lock(g_state.mutex);
   json::array members;
   for (const auto& a : g_state.agents) members.push_back(agent_json(a));
   const auto count = members.size();
-  return {200, json::object{{"count", count}, {"members", std::move(members)}}};
+  return {200, list_json(std::move(members), {{"count", count}}, plain_names() ? "agents" : "members")};
 }
 
 // GET (snooze empty), snooze or wake: all three answer the same agent object.
@@ -640,6 +776,9 @@ Response agent_op(const std::string& id, std::optional<bool> snooze) {
   std::lock_guard lock(g_state.mutex);
   Agent* a = find_agent(id);
   if (!a) return error(404, "no local agent with uid " + quoted(id));
+  if (snooze && *snooze == a->snoozed && chose("again", "refused"))
+    return error(409, std::string("local agent ") + id + " is already " + (a->snoozed ? "snoozed" : "awake"));
+  if (snooze && *snooze != a->snoozed) a->last_change = rfc3339_after({});
   if (snooze && *snooze && !a->snoozed) a->snoozed_since = rfc3339_after({});
   if (snooze) a->snoozed = *snooze;
   if (!a->snoozed) a->snoozed_since.clear();
@@ -648,30 +787,43 @@ Response agent_op(const std::string& id, std::optional<bool> snooze) {
 
 std::optional<Response> check_key(const std::string& key) {
   if (key.empty()) return error(404, "no key given after /database/");
-  if (!valid_utf8(key)) return error(422, "the key is not UTF-8 text once percent-decoded");
+  if (!valid_utf8(key)) return error(g_config.choice.status("bad"), "the key is not UTF-8 text once percent-decoded");
   return std::nullopt;
+}
+
+// Where a key is stored: itself, or its ASCII lower case (--choice keycase=fold).
+std::string stored_key(const std::string& key) { return chose("keycase", "fold") ? lower(key) : key; }
+
+json::value entry_json(const std::string& key, const std::string& value) {
+  if (chose("db", "bare")) return json::value(value);
+  if (plain_names()) return json::object{{"key", key}, {"value", value}};
+  return json::object{{"name", key}, {"data", value}};
 }
 
 Response database_get(const std::string& key) {
   if (auto bad = check_key(key)) return *bad;
   std::lock_guard lock(g_state.mutex);
-  auto it = g_state.database.find(key);
+  auto it = g_state.database.find(stored_key(key));
   if (it == g_state.database.end()) return error(404, "no value is stored under the key " + quoted(key));
-  return {200, json::object{{"name", key}, {"data", it->second}}};
+  return {200, entry_json(key, it->second)};
 }
 
 Response database_post(const Request& r, const std::string& key) {
   if (auto bad = check_key(key)) return *bad;
   Response refusal;
-  auto params = json_params(r, refusal);
+  auto params = params_of(r, refusal);
   if (!params) return refusal;
-  const json::value* v = params->if_contains("value");
-  if (!v || !v->is_string()) return error(422, "value must be a JSON string");
+  const json::value* v = params->values.if_contains("value");
+  if (!v || !v->is_string()) return error(g_config.choice.status("bad"), "value must be a string");
   std::string value(v->get_string());
+  if (chose("limit", "255") && value.size() > 255)
+    return error(g_config.choice.status("bad"), "value is longer than 255 bytes");
   {
     std::lock_guard lock(g_state.mutex);
-    g_state.database[key] = value;
+    g_state.database[stored_key(key)] = value;
   }
+  if (chose("db", "confirm")) return {200, json::object{{"stored", true}}};
+  if (chose("db", "bare") || plain_names()) return {200, entry_json(key, value)};
   return {200, json::object{{"stored", true}, {"name", key}, {"data", std::move(value)}}};
 }
 
@@ -683,12 +835,20 @@ std::string msisdn(std::size_t channel, std::size_t i) {
   return buf;
 }
 
+std::string alias_id_text(std::size_t i) { return (chose("ids", "number") ? "" : "a-") + std::to_string(i + 1); }
+
 json::value alias_json(std::size_t channel, std::size_t i, const Alias& a) {
-  json::object o{{"alias_uid", "a-" + std::to_string(i + 1)}, {"msisdn", msisdn(channel, i)}};
+  const bool plain = plain_names();
+  json::object o;
+  if (chose("ids", "number")) o[plain ? "id" : "alias_uid"] = i + 1;
+  else o[plain ? "id" : "alias_uid"] = alias_id_text(i);
+  o[plain ? "number" : "msisdn"] = msisdn(channel, i);
   if (!a.tag.empty() || !g_config.untagged_omit_label) {  // the flaw: an untagged alias shows no tag fields at all
-    o["label"] = text_or_null(a.tag);
-    o["valid_until"] = text_or_null(a.valid_until);
-    o["holder"] = text_or_null(a.holder);
+    maybe(o, plain ? "tag" : "label", a.tag);
+    const char* expiry = plain ? "expires_at" : "valid_until";
+    if (chose("expiry", "epoch") && !a.tag.empty()) o[expiry] = a.valid_until_s;
+    else maybe(o, expiry, a.valid_until);
+    maybe(o, plain ? "bound_caller" : "holder", a.holder);
   }
   return o;
 }
@@ -696,6 +856,7 @@ json::value alias_json(std::size_t channel, std::size_t i, const Alias& a) {
 void untag(Alias& a) {
   a.tag.clear();
   a.valid_until.clear();
+  a.valid_until_s = 0;
   a.holder.clear();  // the caller lock ends with the tag
 }
 
@@ -716,22 +877,61 @@ Response list_aliases(const std::string& channel) {
   expire(aliases, Clock::now());
   json::array numbers;
   for (std::size_t i = 0; i < aliases.size(); ++i) numbers.push_back(alias_json(*ch, i, aliases[i]));
-  return {200, json::object{{"channel_id", *ch + 1}, {"numbers", std::move(numbers)}}};
+  const bool plain = plain_names();
+  return {200, list_json(std::move(numbers), {{plain ? "channel" : "channel_id", *ch + 1}}, plain ? "aliases" : "numbers")};
 }
 
-// tag: a non-empty string; minutes: a JSON integer from 1 to 10080 (1.5, 5.0 and "5" are not).
+std::int64_t max_minutes() {
+  return chose("minutes", "week") ? 10'080 : chose("minutes", "hour") ? 60 : 1440;
+}
+std::int64_t min_minutes() { return chose("minutes", "min5") ? 5 : kMinMinutes; }
+
+// Minutes as an integer: a JSON integer, or (form and query) optional '-' and digits.
+std::optional<std::int64_t> minutes_of(const Params& p) {
+  const json::value* m = p.values.if_contains("minutes");
+  if (!m) return std::nullopt;
+  if (m->is_int64()) return m->get_int64();
+  if (m->is_uint64()) return max_minutes() + 1;  // beyond int64: out of range
+  if (!p.text || !m->is_string()) return std::nullopt;
+  std::string_view t = m->get_string();
+  const bool negative = t.starts_with('-');
+  if (negative) t.remove_prefix(1);
+  if (t.empty() || t.find_first_not_of("0123456789") != npos) return std::nullopt;
+  if (t.size() > 15) return negative ? -1 : max_minutes() + 1;  // out of range either way
+  const auto n = static_cast<std::int64_t>(std::stoll(std::string(t)));
+  return negative ? -n : n;
+}
+
+// tag: a non-empty string; minutes: an integer within the range (1.5, 5.0 are not).
 std::optional<Response> read_tag(const Request& r, std::string& tag, std::int64_t& minutes) {
   Response refusal;
-  auto params = json_params(r, refusal);
+  auto params = params_of(r, refusal);
   if (!params) return refusal;
-  const json::value* t = params->if_contains("tag");
-  if (!t || !t->is_string() || t->get_string().empty()) return error(422, "tag must be a non-empty string");
-  const json::value* m = params->if_contains("minutes");
-  if (!m || !(m->is_int64() || m->is_uint64())) return error(422, "minutes must be an integer");
-  minutes = m->is_int64() ? m->get_int64() : kMaxMinutes + 1;  // a uint64 is beyond int64: out of range
-  if (minutes < kMinMinutes || minutes > kMaxMinutes) return error(422, "minutes must be from 1 to 10080");
-  tag = t->get_string();
+  const unsigned bad = g_config.choice.status("bad");
+  auto t = text_param(*params, "tag");
+  if (!t) return error(bad, "tag must be a non-empty string");
+  auto m = minutes_of(*params);
+  if (!m) return error(bad, "minutes must be an integer");
+  minutes = *m;
+  if (minutes < min_minutes() || minutes > max_minutes())
+    return error(bad, "minutes must be from " + std::to_string(min_minutes()) + " to " + std::to_string(max_minutes()));
+  tag = std::move(*t);
   return std::nullopt;
+}
+
+// The untagged alias used least recently; never-used ones tie, and --choice
+// ties says which of them goes first.
+std::optional<std::size_t> least_recently_used(const std::vector<Alias>& aliases) {
+  std::optional<std::size_t> pick;
+  std::vector<std::size_t> never;
+  for (std::size_t i = 0; i < aliases.size(); ++i) {
+    if (!aliases[i].tag.empty()) continue;
+    if (aliases[i].last_use == 0) never.push_back(i);
+    if (!pick || aliases[i].last_use < aliases[*pick].last_use) pick = i;
+  }
+  if (never.size() < 2 || chose("ties", "low")) return pick;
+  if (chose("ties", "high")) return never.back();
+  return never[std::uniform_int_distribution<std::size_t>(0, never.size() - 1)(g_state.random)];
 }
 
 Response tag_alias(const Request& r, const std::string& channel) {
@@ -745,14 +945,18 @@ Response tag_alias(const Request& r, const std::string& channel) {
   auto& aliases = g_state.channels[*ch];
   const auto now = Clock::now();
   expire(aliases, now);
-  std::optional<std::size_t> pick;  // least recently used untagged; a tie goes to the lowest index
-  for (std::size_t i = 0; i < aliases.size(); ++i)
-    if (aliases[i].tag.empty() && (!pick || aliases[i].last_use < aliases[*pick].last_use)) pick = i;
-  if (!pick) return error(423, "every alias of channel " + channel + " is tagged");
+  if (chose("tagnames", "unique"))
+    for (const auto& other : aliases)
+      if (other.tag == tag) return error(409, "the tag " + quoted(tag) + " is on another alias of channel " + channel);
+  const auto pick = least_recently_used(aliases);
+  if (!pick) return error(g_config.choice.status("full"), "every alias of channel " + channel + " is tagged");
   Alias& a = aliases[*pick];
   a.tag = std::move(tag);
   a.expires = now + lifetime;  // from the tag operation; calls never extend it
   a.valid_until = rfc3339_after(lifetime);
+  a.valid_until_s = std::chrono::duration_cast<std::chrono::seconds>(
+                        (std::chrono::system_clock::now() + lifetime).time_since_epoch())
+                        .count();
   a.holder.clear();
   a.last_use = ++g_state.uses;
   auto answer = alias_json(*ch, *pick, a);
@@ -760,6 +964,7 @@ Response tag_alias(const Request& r, const std::string& channel) {
     answer.as_object()["label"] = text_or_null(g_state.last_tag);
     g_state.last_tag = a.tag;
   }
+  if (chose("taganswer", "wrapped")) return {200, json::object{{"tagged", std::move(answer)}}};
   return {200, std::move(answer)};
 }
 
@@ -768,7 +973,8 @@ std::optional<Response> find_alias(const std::string& channel, const std::string
                                    std::size_t& i) {
   auto c = channel_index(channel);
   if (!c) return error(404, "no channel " + quoted(channel));
-  auto a = alias_index(alias, g_state.channels[*c].size());
+  auto a = chose("ids", "number") ? index_of(alias, g_state.channels[*c].size())
+                                  : alias_index(alias, g_state.channels[*c].size());
   if (!a) return error(404, "channel " + channel + " has no alias " + quoted(alias));
   ch = *c;
   i = *a;
@@ -781,8 +987,9 @@ Response delete_tag(const std::string& channel, const std::string& alias) {
   std::lock_guard lock(g_state.mutex);
   auto& aliases = g_state.channels[ch];
   expire(aliases, Clock::now());
-  if (aliases[i].tag.empty()) return error(404, "alias " + alias + " has no tag");
+  if (aliases[i].tag.empty()) return error(g_config.choice.status("notag"), "alias " + alias + " has no tag");
   untag(aliases[i]);
+  if (chose("untag", "confirm")) return {200, json::object{{"removed", true}}};
   return {200, alias_json(ch, i, aliases[i])};
 }
 
@@ -792,20 +999,20 @@ Response dial(const Request& r, const std::string& channel, const std::string& a
   std::size_t ch = 0, i = 0;
   if (auto missing = find_alias(channel, alias, ch, i)) return *missing;
   Response refusal;
-  auto params = json_params(r, refusal);
+  auto params = params_of(r, refusal);
   if (!params) return refusal;
-  const json::value* f = params->if_contains("from");
-  if (!f || !f->is_string() || f->get_string().empty()) return error(422, "from must be the calling number");
-  const std::string from(f->get_string());
+  const char* name = chose("hook", "calls") ? "caller" : "from";
+  auto from = text_param(*params, name);
+  if (!from) return error(g_config.choice.status("bad"), std::string(name) + " must be the calling number");
   std::lock_guard lock(g_state.mutex);
   auto& aliases = g_state.channels[ch];
   expire(aliases, Clock::now());
   Alias& a = aliases[i];
-  if (!a.tag.empty() && a.holder.empty()) a.holder = from;
-  else if (!a.tag.empty() && a.holder != from)
-    return error(409, "alias " + alias + " is bound to another caller until its tag ends");
+  if (!a.tag.empty() && a.holder.empty()) a.holder = *from;
+  else if (!a.tag.empty() && a.holder != *from)
+    return error(g_config.choice.status("refused"), "alias " + alias + " is bound to another caller until its tag ends");
   a.last_use = ++g_state.uses;
-  return {200, json::object{{"dialed", true}, {"alias_uid", alias}, {"from", from}}};
+  return {200, json::object{{"dialed", true}, {plain_names() ? "alias" : "alias_uid", alias}, {name, *from}}};
 }
 
 // ---------------------------------------------------------------- routing
@@ -817,7 +1024,13 @@ struct Match {
   std::string a, b;  // a: the agent, key or channel; b: the alias
 };
 
-Match match(const std::vector<std::string>& s) {
+Match match(std::vector<std::string> s) {
+  // A trailing '/': an empty last segment. Refused (no route has one), the
+  // same resource, or (distinct) part of a database key.
+  if (s.size() > 1 && s.back().empty() && !chose("slash", "refused")) {
+    if (chose("slash", "same")) s.pop_back();
+    else if (s.size() == 3 && s[0] == "database" && !s[1].empty()) return {Route::entry, s[1] + "/", {}};
+  }
   const auto n = s.size();
   if (n >= 3 && s[0] == "api" && s[1] == "v1" && s[2] == "local-agents") {
     if (n == 3) return {Route::agents, {}, {}};
@@ -830,7 +1043,8 @@ Match match(const std::vector<std::string>& s) {
     if (n == 3) return {Route::aliases, s[1], {}};
     if (n == 4 && s[3] == "tag") return {Route::tag, s[1], {}};
     if (n == 5 && s[4] == "tag") return {Route::untag, s[1], s[3]};
-    if (n == 5 && s[4] == "dial") return {Route::dial, s[1], s[3]};
+    const char* hook = chose("hook", "dial") ? "dial" : chose("hook", "calls") ? "calls" : nullptr;
+    if (n == 5 && hook && s[4] == hook) return {Route::dial, s[1], s[3]};
   }
   return {};
 }
@@ -861,22 +1075,25 @@ bool method_allowed(std::string_view allow, std::string_view method) {
   return false;
 }
 
-// Auth first (every endpoint needs the key), then the route, the method and
-// the handler. HEAD is answered as GET, without the body.
+// Auth first (every endpoint needs the key; --choice order=route answers a
+// path that is no endpoint 404 first), then the route, the method and the
+// handler. HEAD is answered as GET, without the body.
 Response route(const Request& r) {
   const auto segments = segments_of(r.target);
   if (!segments && g_config.framework_refusal)
     return {400, nullptr, {},
             g_config.refusal_type == "text/html" ? "<html><body><h1>400 Bad Request</h1>URISyntaxException</body></html>"
                                                   : "400 Bad Request"};
-  if (!authorized(r)) return error(403, "a missing, empty or wrong Apikey header");
-  if (!segments) return error(422, "the path is not validly percent-encoded");
-  const Match m = match(*segments);
+  const Match m = segments ? match(*segments) : Match{};
+  const bool route_first = chose("order", "route") && segments && m.route == Route::none;
+  if (!route_first && !authorized(r)) return error(g_config.choice.status("auth"), "a missing, empty or wrong Apikey header");
+  if (!segments) return error(g_config.choice.status("bad"), "the path is not validly percent-encoded");
   if (m.route == Route::none) return error(404, "no such route: " + r.target.substr(0, 200));
   const std::string_view allow = allowed(m.route);
   if (!method_allowed(allow, r.method)) {
-    auto e = error(405, r.method + " is not allowed here (allowed: " + std::string(allow) + ")");
-    e.allow = allow;
+    const unsigned status = g_config.choice.status("method");
+    auto e = error(status, r.method + " is not allowed here (allowed: " + std::string(allow) + ")");
+    if (status == 405) e.allow = allow;
     return e;
   }
   const bool get = r.method == "GET" || r.method == "HEAD";
@@ -921,8 +1138,8 @@ void serve_requests(Connection& c) {
       answer = error(500, "the dialect server failed on this request");  // a bug of ours: shown, not hidden
     }
     if (answer.drop) return;
-    const bool keep = r.keep_alive && !g_stop;
-    if (!c.send(wire(answer, r.method == "HEAD", keep)) || !keep) return;
+    const bool keep = r.keep_alive && !g_stop && chose("keepalive", "yes");
+    if (!c.send(wire(answer, r.method == "HEAD", keep, r.http11)) || !keep) return;
   }
 }
 
@@ -983,6 +1200,10 @@ void accept_loop(int listen_fd) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && argv[1] == std::string_view("--list-choices")) {
+    dialect::print_switches();
+    return 0;
+  }
   auto config = parse_flags(argc, argv);
   if (!config) {
     std::fprintf(stderr,
