@@ -51,6 +51,7 @@ struct FieldNames {
 struct MinutesRange {
   std::int64_t min = 1;
   std::int64_t max = 1440;
+  bool given = false;  // the profile set it (else it is DESIGN.md §3's default)
   bool contains(std::int64_t m) const { return m >= min && m <= max; }
   // `m` moved into the range (and never below 1 minute): what a tag that is
   // meant to succeed asks for.

@@ -159,14 +159,14 @@ Profile parse_profile(const json::value& doc, const std::string& source) {
     else if (k == "statuses") read_statuses(r, v, f, p.statuses);
     else if (k == "minutes") {
       read_minutes(r, v, f, p.dialect.minutes);
-      p.minutes_given = true;
+      p.dialect.minutes.given = true;
     }
     else if (k == "sip") read_sip(r, v, f, p.dialect.sip);
     else if (k == "database_keys") {
       const auto text = r.string(v, f);
       if (text != "case-sensitive" && text != "case-insensitive")
         r.error(f, "must be \"case-sensitive\" or \"case-insensitive\", got \"" + text + "\"");
-      p.keys_fold_case = text == "case-insensitive";
+      p.dialect.keys_fold_case = text == "case-insensitive";
     }
     else return read_names(r, k, v, f, p.dialect.fields);
     return true;
@@ -216,7 +216,7 @@ json::value to_json(const Profile& p) {
                               {"alias_bound_caller", p.dialect.fields.alias_bound_caller}}},
       {"minutes", json::object{{"min", p.dialect.minutes.min}, {"max", p.dialect.minutes.max}}},
       {"sip", json::object{{"number_field", p.dialect.sip.number_field}, {"uri", p.dialect.sip.uri_template}}},
-      {"database_keys", p.keys_fold_case ? "case-insensitive" : "case-sensitive"},
+      {"database_keys", p.dialect.keys_fold_case ? "case-insensitive" : "case-sensitive"},
   };
 }
 

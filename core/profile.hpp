@@ -28,11 +28,6 @@ struct Profile {
   Dialect dialect;              // what the target is: copied into core::Target
   ExpectedStatuses statuses;    // what the checks expect of it
   bool encoding_given = false;  // the file set "encoding" (else a contract run may find it)
-  bool minutes_given = false;   // the file set "minutes" (else the range is DESIGN.md §3's, a default)
-  // "database_keys": "case-insensitive": the target takes keys that differ
-  // only in ASCII case for one (a case-insensitive store). The default reads
-  // keys as RFC 3986 reads paths: case-sensitive.
-  bool keys_fold_case = false;
 };
 
 // Reads a profile file; keys not given keep their defaults. Throws

@@ -64,6 +64,10 @@ struct Dialect {
   CallHook call_hook;                            // enabled=false: the target has none
   FieldNames fields;
   MinutesRange minutes;  // what a tag may ask for
+  // "database_keys": "case-insensitive": the target takes keys that differ
+  // only in ASCII case for one (a case-insensitive store). The default reads
+  // keys as RFC 3986 reads paths: case-sensitive.
+  bool keys_fold_case = false;
   SipMapping sip;        // for the SIP call driver
 };
 

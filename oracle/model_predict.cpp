@@ -205,7 +205,7 @@ struct Predictor {
                       "minutes=" + *op.minutes + " is outside the profile's range " +
                           std::to_string(profile.dialect.minutes.min) + ".." +
                           std::to_string(profile.dialect.minutes.max));
-    } else if (!profile.minutes_given && !e.must_refused() &&
+    } else if (!profile.dialect.minutes.given && !e.must_refused() &&
                *minutes > std::max<std::int64_t>(m.minutes_taken, 1)) {
       minutes_tolerated = true;
       // The spec names bounds of minutes without showing them (spec 8): above

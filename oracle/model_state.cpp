@@ -278,7 +278,7 @@ std::int64_t expiry_of(std::int64_t at_ms, std::int64_t minutes, std::int64_t mi
 }
 
 std::string entry_key(const core::Profile& profile, const std::string& key) {
-  if (!profile.keys_fold_case) return key;
+  if (!profile.dialect.keys_fold_case) return key;
   std::string out = key;
   for (auto& c : out)
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');

@@ -174,7 +174,7 @@ TEST(ExploreJudge, AMinutesRefusalInTheDefaultRangeIsAShouldUnlessTheProfileGive
   EXPECT_EQ(learned.failure->rule(), "E8") << first_must(learned);
 
   core::Profile given;
-  given.minutes_given = true;  // 1..1440, said by the profile
+  given.dialect.minutes.given = true;  // 1..1440, said by the profile
   const auto r = explore::replay(seq, live_model(), given, wire);
   ASSERT_TRUE(r.failure);
   EXPECT_EQ(r.failure->rule(), "E8");
