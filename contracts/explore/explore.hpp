@@ -143,6 +143,7 @@ class Generator {
     return v[pick(v.size())];
   }
   std::string caller();
+  oracle::Operation call_of_any_alias(const std::string& channel);
   std::string agent_id();
   std::string minutes();
   std::string value();
