@@ -78,10 +78,11 @@ void with_resources(CheckContext& ctx, const Operation& op, const std::function<
     database_set(ctx, probe_key(ctx, "auth"), "crh auth probe");  // so that a GET with the key finds a value
   std::optional<AgentGuard> agent;
   if (std::string_view(op.name).starts_with("agent-")) {
-    agent.emplace(ctx, first_agent(ctx));
+    const std::string id = first_agent(ctx);
+    agent.emplace(ctx, id);
     // A snooze or wake accepted with the key is then a real transition.
     if (std::string_view(op.name) == "agent-snooze" || std::string_view(op.name) == "agent-wake")
-      ready_for(ctx, first_agent(ctx), std::string_view(op.name).substr(6));
+      ready_for(ctx, id, std::string_view(op.name).substr(6));
   }
   send(alias);
   if (std::string_view(op.name) == "tag") {
