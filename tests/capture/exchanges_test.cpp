@@ -16,6 +16,7 @@
 #include <signal.h>
 
 #include "pcap_builder.hpp"
+#include "support/peer_ready.hpp"
 #include "support/scripted_server.hpp"
 
 namespace crh::capture {
@@ -1151,18 +1152,27 @@ TEST(ExchangesFiles, TcpdumpCaptureOfLoopbackExchangeReads) {
     crh::test::ScriptedServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"a\":1}");
   });
   const std::string path = temp_path("tcpdump.pcap");
+  const std::string log = temp_path("tcpdump.log");
   std::filesystem::remove(path);
+  std::filesystem::remove(log);  // an earlier run's "listening on" must not count
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
+    std::freopen(log.c_str(), "w", stderr);
     const std::string filter = "tcp port " + std::to_string(server.port());
     execlp("tcpdump", "tcpdump", "--immediate-mode", "-i", "lo", "-U", "-s", "262144", "-w", path.c_str(), filter.c_str(), (char*)nullptr);
     _exit(127);
   }
-  // Wait until tcpdump has written its file header (it is listening then); bounded.
-  for (int i = 0; i < 500 && (!std::filesystem::exists(path) || std::filesystem::file_size(path) < 24); ++i)
+  // tcpdump says "listening on lo" once its filter is attached (from then on
+  // it sees every packet), and has written its file's header.
+  bool ready = crh::test::wait_for_text(log, "listening on", std::chrono::seconds(20));
+  for (int i = 0; ready && i < 500 && (!std::filesystem::exists(path) || std::filesystem::file_size(path) < 24); ++i)
     usleep(10'000);
-  usleep(100'000);  // margin: tcpdump writes the header once its filter is attached
+  if (!ready || !std::filesystem::exists(path)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    FAIL() << "tcpdump did not say \"listening on\" within 20 s, or wrote no file";
+  }
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;

@@ -12,10 +12,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "core/sip_call_driver.hpp"
+#include "support/peer_ready.hpp"
 
 namespace {
 
@@ -23,17 +25,24 @@ using namespace std::chrono_literals;
 
 bool sipp_present() { return std::system("command -v sipp >/dev/null 2>&1") == 0; }
 
-// A port free on loopback for UDP and TCP now (SIPp needs a number before it starts).
+// A port free on loopback for UDP and TCP now (SIPp needs a number before it
+// starts; another process may still take it first: see Sipp::bound).
 unsigned short free_port() {
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), len);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    int udp = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    bind(udp, reinterpret_cast<sockaddr*>(&a), len);
+    getsockname(udp, reinterpret_cast<sockaddr*>(&a), &len);
+    int tcp = socket(AF_INET, SOCK_STREAM, 0);
+    const bool both = bind(tcp, reinterpret_cast<sockaddr*>(&a), len) == 0;
+    close(tcp);
+    close(udp);
+    if (both) return ntohs(a.sin_port);
+  }
+  return 0;
 }
 
 // SIPp in the foreground of a child process, its output in a file; killed at the end.
@@ -49,6 +58,19 @@ class Sipp {
              m.c_str(), "-nostdin", static_cast<char*>(nullptr));
       _exit(127);
     }
+  }
+  // Whether SIPp has bound its port within `limit`; false at once if it
+  // ended (it exits when the port is taken: "Unable to bind main socket").
+  bool bound(unsigned short port, bool tcp, std::chrono::milliseconds limit) {
+    const auto transport = tcp ? crh::test::Transport::tcp : crh::test::Transport::udp;
+    for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
+      if (crh::test::wait_for_listener(port, transport, 100ms)) return true;
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return false;
+      }
+    }
+    return false;
   }
   ~Sipp() {
     if (pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0) kill(pid_, SIGKILL), waitpid(pid_, nullptr, 0);
@@ -81,23 +103,28 @@ TEST(SipDriverSipp, EveryCallToSippUasCompletes) {
   if (!sipp_present()) GTEST_SKIP() << "sipp is not on PATH (scripts/install-test-tools.sh installs sip-tester)";
   for (bool tcp : {false, true}) {
     const int calls = 10;
-    unsigned short port = free_port();
-    Sipp sipp(port, tcp, calls);
+    // SIPp binds its port some time after start-up (seconds on a loaded
+    // machine); a port taken meanwhile by someone else gets another try.
+    unsigned short port = 0;
+    std::unique_ptr<Sipp> started;
+    for (int attempt = 0; attempt < 5 && !started; ++attempt) {
+      port = free_port();
+      auto sipp = std::make_unique<Sipp>(port, tcp, calls);
+      if (sipp->bound(port, tcp, 20s)) started = std::move(sipp);
+      else if (attempt == 4) FAIL() << "SIPp did not bind 127.0.0.1:" << port << (tcp ? "/tcp" : "/udp") << " within 20 s; its log: " << sipp->log();
+    }
+    Sipp& sipp = *started;
     crh::core::SipDriverConfig config;
     config.target = {"127.0.0.1", port, tcp};
     config.timeout = 5000ms;
     config.t1 = 200ms;
     config.number_of = [](const std::string& alias) -> std::optional<std::string> { return "+1555000" + alias; };
-    std::this_thread::sleep_for(500ms);  // SIPp binds its port after start-up; UDP retransmissions cover the rest
     std::unique_ptr<crh::core::SipCallDriver> driver;
-    for (int attempt = 0; attempt < 100 && !driver; ++attempt) {  // a loaded machine starts SIPp slowly
-      try {
-        driver = std::make_unique<crh::core::SipCallDriver>(config);
-      } catch (const std::exception&) {
-        std::this_thread::sleep_for(100ms);
-      }
+    try {
+      driver = std::make_unique<crh::core::SipCallDriver>(config);
+    } catch (const std::exception& e) {
+      FAIL() << "could not reach SIPp at 127.0.0.1:" << port << ": " << e.what() << "; its log: " << sipp.log();
     }
-    ASSERT_TRUE(driver) << "could not reach SIPp: " << sipp.log();
     int connected = 0;
     for (int i = 0; i < calls; ++i) {
       auto r = driver->place(std::to_string(i), "+1555123" + std::to_string(i));
