@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build demo test sanitize fuzz bench clean
+.PHONY: all deps configure build demo test sanitize sanitize-address sanitize-thread fuzz bench clean
 
 all: build
 
@@ -15,8 +15,9 @@ $(BUILD)/build.ninja: | deps
 
 configure: $(BUILD)/build.ninja
 
+# `crh` alone: what `make demo` runs. `make test` builds the rest (the tests and their servers).
 build: deps configure
-	cmake --build $(BUILD) -j $(JOBS)
+	cmake --build $(BUILD) -j $(JOBS) --target crh
 
 # The main job: the nightly run (every contract suite, the slow ones too, the
 # race and the mixed load, the report) on the embedded reference service.
@@ -24,15 +25,22 @@ demo: build
 	$(BUILD)/crh run --slow --minute-ms 1000 --load-duration 5 --html report.html --json result.json --junit junit.xml
 
 test: build
+	cmake --build $(BUILD) -j $(JOBS)
 	@scripts/install-test-tools.sh   # node and the pinned npm validator of tests/deploy
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 # The tests again under AddressSanitizer+UBSan (clang: it compiles this
 # instrumentation about 3.5x faster than gcc) and under ThreadSanitizer (gcc).
-sanitize: deps
+# The ASan+UBSan build is also the one without precompiled headers (clang), so
+# a missing #include fails there.
+sanitize: sanitize-address sanitize-thread
+
+sanitize-address: deps
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-asan -G Ninja -DCRH_SANITIZE=address,undefined
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS)
+
+sanitize-thread: deps
 	cmake -S . -B $(BUILD)-tsan -G Ninja -DCRH_SANITIZE=thread
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS)
@@ -43,7 +51,7 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCRH_BUILD_FUZZ=ON -DCRH_BUILD_TESTS=OFF
 	cmake --build $(BUILD)-fuzz --target crh_fuzz -j $(JOBS)
-	scripts/run-fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+	scripts/run-fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(JOBS)
 
 # Micro-benchmarks (Release build in $(BUILD)-bench), then crh serve vs nginx, crh load vs wrk,
 # its memory, 2 shards vs one process, and (as root) crh pcap check vs tshark and what --capture costs a load.

@@ -63,10 +63,10 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 [[noreturn]] void fail(std::string_view text, const std::string& why) {
-  throw std::invalid_argument("threshold " + quoted(text) + ": " + why);
+  throw std::invalid_argument("threshold " + in_quotes(text) + ": " + why);
 }
 
 // A unit is letters, '%', '/' and the micro sign (U+00B5 or Greek mu U+03BC,
@@ -96,7 +96,7 @@ double scaled_decimal(std::string_view text, std::string_view digits, int expone
   double value = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value, std::chars_format::general);
   if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(value))
-    fail(text, "limit " + quoted(digits) + " is out of range");
+    fail(text, "limit " + in_quotes(digits) + " is out of range");
   return value;
 }
 
@@ -181,13 +181,13 @@ Operator parse_operator(std::string_view text) {
   for (auto c : {Comparator::less, Comparator::less_equal, Comparator::greater, Comparator::greater_equal,
                  Comparator::equal, Comparator::not_equal})
     if (op == comparator_symbol(c)) return {begin, end, op, c};
-  fail(text, "unknown operator " + quoted(op) + " (expected " + std::string(known_operators) + ")");
+  fail(text, "unknown operator " + in_quotes(op) + " (expected " + std::string(known_operators) + ")");
 }
 
 // The left side: a bare statistic, or SUBJECT "." STATISTIC. Sets the
 // threshold's subject and statistic and returns the statistic's kind.
 Kind parse_left(std::string_view text, std::string_view left, std::string_view op, Threshold& t) {
-  if (left.empty()) fail(text, "expected a statistic before " + quoted(op) + ", got nothing");
+  if (left.empty()) fail(text, "expected a statistic before " + in_quotes(op) + ", got nothing");
   std::string_view subject;
   std::string_view stat_name = left;
   // A whole-side match comes first because "p99.9" itself contains a dot.
@@ -200,13 +200,13 @@ Kind parse_left(std::string_view text, std::string_view left, std::string_view o
       stat = find_statistic(stat_name);
     }
   }
-  if (!stat) fail(text, "unknown statistic " + quoted(stat_name) + " (expected " + std::string(known_statistics) + ")");
+  if (!stat) fail(text, "unknown statistic " + in_quotes(stat_name) + " (expected " + std::string(known_statistics) + ")");
   if (!subject.empty() || left.size() != stat_name.size()) {
     if (subject.empty())
       fail(text, "empty operation name before \".\" (expected e.g. call." + std::string(stat_name) + ")");
     for (char c : subject)
       if (!is_letter(c) && !is_digit(c) && c != '-' && c != '_')
-        fail(text, "invalid operation name " + quoted(subject) + " (expected letters, digits, '-' or '_')");
+        fail(text, "invalid operation name " + in_quotes(subject) + " (expected letters, digits, '-' or '_')");
   }
   t.subject = std::string(subject);
   t.statistic = std::string(stat->name);
@@ -215,9 +215,9 @@ Kind parse_left(std::string_view text, std::string_view left, std::string_view o
     fail(text,
          t.statistic + " needs an operation, e.g. \"call." + t.statistic + "\" (latency is measured per operation)");
   if ((stat->kind == Kind::run_count || stat->kind == Kind::share) && !subject.empty())
-    fail(text, t.statistic + " counts the whole run and takes no operation, got " + quoted(subject));
+    fail(text, t.statistic + " counts the whole run and takes no operation, got " + in_quotes(subject));
   if (subject == Threshold::kOutageSubject && t.statistic != "max")
-    fail(text, "an outage's only statistic is max, its length (e.g. outage.max<1s), got " + quoted(t.statistic));
+    fail(text, "an outage's only statistic is max, its length (e.g. outage.max<1s), got " + in_quotes(t.statistic));
   return stat->kind;
 }
 
@@ -228,11 +228,11 @@ struct Limit {
 };
 
 Limit parse_right(std::string_view text, std::string_view right, std::string_view op) {
-  if (!right.empty() && right.front() == '-') fail(text, "limit must not be negative, got " + quoted(right));
+  if (!right.empty() && right.front() == '-') fail(text, "limit must not be negative, got " + in_quotes(right));
   size_t n = 0;
   while (n < right.size() && is_digit(right[n])) ++n;
   if (n == 0)
-    fail(text, "expected a number after " + quoted(op) + ", got " + (right.empty() ? "nothing" : quoted(right)));
+    fail(text, "expected a number after " + in_quotes(op) + ", got " + (right.empty() ? "nothing" : in_quotes(right)));
   if (n < right.size() && right[n] == '.') {
     ++n;
     while (n < right.size() && is_digit(right[n])) ++n;
@@ -243,8 +243,8 @@ Limit parse_right(std::string_view text, std::string_view right, std::string_vie
   const std::string_view unit = rest.substr(0, unit_length(rest));
   const std::string_view garbage = trim(rest.substr(unit.size()));
   if (!garbage.empty())
-    fail(text, "unexpected trailing text " + quoted(garbage) + " after the limit " +
-                   quoted(right.substr(0, right.size() - rest.size() + unit.size())));
+    fail(text, "unexpected trailing text " + in_quotes(garbage) + " after the limit " +
+                   in_quotes(right.substr(0, right.size() - rest.size() + unit.size())));
   return {digits, unit};
 }
 
@@ -258,7 +258,7 @@ void set_limit(std::string_view text, Kind kind, Limit limit, Threshold& t) {
         fail(text, t.statistic + " is a latency and takes a time unit (" + std::string(time_units) +
                        "), not a percent \"%\"");
       int exponent = time_unit_exponent(unit);
-      if (exponent < 0) fail(text, "unknown unit " + quoted(unit) + " (expected " + std::string(time_units) + ")");
+      if (exponent < 0) fail(text, "unknown unit " + in_quotes(unit) + " (expected " + std::string(time_units) + ")");
       t.quantity = Quantity::latency_ns;
       t.limit = scaled_decimal(text, digits, exponent);
       break;
@@ -272,24 +272,24 @@ void set_limit(std::string_view text, Kind kind, Limit limit, Threshold& t) {
         t.quantity = Quantity::count;
         t.limit = scaled_decimal(text, digits, 0);
       } else {
-        fail(text, "unknown unit " + quoted(unit) + " for " + t.statistic +
+        fail(text, "unknown unit " + in_quotes(unit) + " for " + t.statistic +
                        " (expected % for a share, or no unit for a count of requests)");
       }
       break;
     case Kind::run_count:
-      if (!unit.empty()) fail(text, t.statistic + " is a count and takes no unit, got " + quoted(unit));
+      if (!unit.empty()) fail(text, t.statistic + " is a count and takes no unit, got " + in_quotes(unit));
       t.quantity = Quantity::count;
       t.limit = scaled_decimal(text, digits, 0);
       break;
     case Kind::share:
-      if (unit != "%") fail(text, t.statistic + " is a share of the measured time and takes %, got " + quoted(unit));
+      if (unit != "%") fail(text, t.statistic + " is a share of the measured time and takes %, got " + in_quotes(unit));
       t.quantity = Quantity::fraction;
       t.limit = scaled_decimal(text, digits, -2);
       if (t.limit > 1) fail(text, "a share cannot exceed 100%, got " + std::string(digits) + "%");
       break;
     case Kind::throughput:
       if (!unit.empty() && unit != "/s")
-        fail(text, "unknown unit " + quoted(unit) + " for rps (expected \"/s\" or no unit)");
+        fail(text, "unknown unit " + in_quotes(unit) + " for rps (expected \"/s\" or no unit)");
       t.quantity = Quantity::per_second;
       t.limit = scaled_decimal(text, digits, 0);
       break;

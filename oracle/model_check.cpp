@@ -53,7 +53,7 @@ std::optional<std::string> answer_tag(const core::FieldNames& names, const json:
 namespace {
 using namespace model_parts;
 
-std::string quoted(std::string_view v) { return "\"" + std::string(v) + "\""; }
+std::string in_quotes(std::string_view v) { return "\"" + std::string(v) + "\""; }
 
 std::string statuses_text(const std::vector<unsigned>& statuses) {
   std::string out;
@@ -79,14 +79,14 @@ std::string name_of(Field f, const core::FieldNames& n) {
   switch (f) {
     case Field::agent_id: return joined(n.agent_id, false);
     case Field::agent_state:
-    case Field::listed_agent_state: return quoted(n.agent_state);
-    case Field::agent_ids: return quoted(n.agents_list) + " (or the only list)";
-    case Field::entry_value: return quoted(n.database_value);
+    case Field::listed_agent_state: return in_quotes(n.agent_state);
+    case Field::agent_ids: return in_quotes(n.agents_list) + " (or the only list)";
+    case Field::entry_value: return in_quotes(n.database_value);
     case Field::alias_id: return joined(n.alias_id, false);
     case Field::alias_tag:
-    case Field::listed_tag: return quoted(n.alias_tag);
-    case Field::alias_ids: return quoted(n.aliases_list) + " (or the only list)";
-    case Field::listed_bound_caller: return quoted(n.alias_bound_caller);
+    case Field::listed_tag: return in_quotes(n.alias_tag);
+    case Field::alias_ids: return in_quotes(n.aliases_list) + " (or the only list)";
+    case Field::listed_bound_caller: return in_quotes(n.alias_bound_caller);
   }
   return "?";
 }
@@ -159,7 +159,7 @@ struct Judge {
     if (item_absent) return;
     std::string expected = e.what + " ";
     if (is_set(e.field)) expected += joined(e.values, true);
-    else if (e.values.size() == 1) expected += quoted(e.values[0]);
+    else if (e.values.size() == 1) expected += in_quotes(e.values[0]);
     else if (!e.values.empty()) expected += "one of " + joined(e.values, false);
     else if (!e.excluded.empty()) {
       std::vector<std::string> ruled_out;
@@ -187,7 +187,7 @@ struct Judge {
       if (want != have) add(e.wrong, e.rule, expected, core::from_target(joined(have, false), 200));
       return;
     }
-    const std::string show = quoted(core::from_target(*got, 80));
+    const std::string show = in_quotes(core::from_target(*got, 80));
     for (const auto& x : e.excluded)
       if (x.value == *got) return add(e.wrong, x.rule, expected, show + ", but " + x.why);
     if (!e.values.empty() && std::find(e.values.begin(), e.values.end(), *got) == e.values.end())

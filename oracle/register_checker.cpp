@@ -10,7 +10,7 @@ namespace {
 constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
 constexpr std::size_t kShownValues = 6;
 
-std::string quoted(const std::optional<std::string>& v) {
+std::string in_quotes(const std::optional<std::string>& v) {
   if (!v) return "(unknown)";
   // Long values are cut in the sentence; the proof keeps them whole.
   return "\"" + (v->size() > 60 ? v->substr(0, 60) + "…" : *v) + "\"";
@@ -18,7 +18,7 @@ std::string quoted(const std::optional<std::string>& v) {
 
 std::string describe(const Op& op) {
   std::string s = std::string(to_string(op.kind));
-  if (op.value) s += " " + quoted(op.value);
+  if (op.value) s += " " + in_quotes(op.value);
   s += " [" + std::to_string(op.invoke_ns / 1000) + "–" + std::to_string(op.complete_ns / 1000) + " µs] → ";
   return s + (op.status ? std::to_string(op.status) : op.error.empty() ? "no answer" : op.error);
 }
@@ -88,7 +88,7 @@ struct Judge {
       if (std::find(values.begin(), values.end(), *w->value) == values.end()) values.push_back(*w->value);
     }
     for (std::size_t i = 0; i < values.size() && i < kShownValues; ++i)
-      v.expected += (i ? ", " : "") + quoted(values[i]);
+      v.expected += (i ? ", " : "") + in_quotes(values[i]);
     if (values.size() > kShownValues) v.expected += ", … (" + std::to_string(values.size()) + " in all)";
     v.expected = (values.size() == 1 ? "" : "one of ") + v.expected;
 
@@ -100,7 +100,7 @@ struct Judge {
         if (w->invoke_ns <= read.complete_ns && (!left || w->complete_ns > left->complete_ns)) left = w;
     const bool was_initial = h.initial == read.value;
     const std::string subject = db ? "database key " + h.id : "agent " + h.id;
-    const std::string got = db ? "returned " + quoted(read.value) : "showed state " + quoted(read.value);
+    const std::string got = db ? "returned " + in_quotes(read.value) : "showed state " + in_quotes(read.value);
     const std::string read_text = describe(read);
     if (left || was_initial) {
       v.kind = db ? ViolationKind::database_stale_read : ViolationKind::agent_stale_state;

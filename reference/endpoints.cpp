@@ -43,15 +43,15 @@ Response ok(const json::value& body) { return Response{200, "application/json", 
 }  // namespace
 
 Response Service::unknown_channel(const Route& route) const {
-  return error(404, "no channel with id " + quoted(route.id));
+  return error(404, "no channel with id " + in_quotes(route.id));
 }
 
 Response Service::unknown_alias(const Route& route) const {
-  return error(404, "channel " + quoted(route.id) + " has no alias with id " + quoted(route.alias));
+  return error(404, "channel " + in_quotes(route.id) + " has no alias with id " + in_quotes(route.alias));
 }
 
 Response Service::unknown_agent(const Route& route) const {
-  return error(404, "no local agent with id " + quoted(route.id));
+  return error(404, "no local agent with id " + in_quotes(route.id));
 }
 
 Reply Service::dispatch(const Route& route, const Request& req) {
@@ -113,7 +113,7 @@ Response Service::set_snoozed(const Route& route, bool snooze) {
 
 Response Service::db_get(const Route& route) const {
   auto v = state_.db_get(route.id);
-  if (!v) return error(404, "no value stored for key " + quoted(route.id));
+  if (!v) return error(404, "no value stored for key " + in_quotes(route.id));
   return ok(json::object{{"key", route.id}, {"value", *v}});
 }
 
@@ -160,7 +160,7 @@ Reply Service::tag(const Route& route, const std::string* name, const std::strin
     auto [end, ec] = std::from_chars(m.data(), m.data() + m.size(), minutes);
     bool digits_only = !m.empty() && m.front() != '-' && m.front() != '+';
     if (ec != std::errc{} || end != m.data() + m.size() || !digits_only || minutes < 1 || minutes > kMaxTagMinutes)
-      return {error(400, "parameter \"minutes\" must be an integer from 1 to 1440, got " + quoted(*sent))};
+      return {error(400, "parameter \"minutes\" must be an integer from 1 to 1440, got " + in_quotes(*sent))};
   } else if (!f.has(Fault::tag_minutes_optional)) {
     return {error(400, "missing parameter \"minutes\" (required by the tag operation)")};
   }
@@ -169,7 +169,7 @@ Reply Service::tag(const Route& route, const std::string* name, const std::strin
   if (r.status == TagStatus::unknown_channel) return {unknown_channel(route)};
   if (r.status == TagStatus::all_tagged) {
     const std::string msg =
-        "every alias of channel " + quoted(route.id) + " is tagged; delete a tag or wait for one to expire";
+        "every alias of channel " + in_quotes(route.id) + " is tagged; delete a tag or wait for one to expire";
     if (config_.mutants.has(Mutant::error_409_no_msg))
       return {Response{409, "application/json", json::serialize(json::object{{"error", msg}}), {}}};
     return {error(409, msg)};
@@ -186,7 +186,7 @@ Reply Service::tag_racy(const Route& route, const std::string& name, std::int64_
   if (picked.status == TagStatus::unknown_channel) return {unknown_channel(route)};
   if (picked.status == TagStatus::all_tagged)
     return {error(409,
-                  "every alias of channel " + quoted(route.id) + " is tagged; delete a tag or wait for one to expire")};
+                  "every alias of channel " + in_quotes(route.id) + " is tagged; delete a tag or wait for one to expire")};
   Reply reply;
   reply.wait = kRacyTagYield;
   reply.then = [this, route, name, minutes, alias = picked.alias.id] {
@@ -202,7 +202,7 @@ Response Service::untag(const Route& route) {
     case UntagStatus::unknown_channel: return unknown_channel(route);
     case UntagStatus::unknown_alias: return unknown_alias(route);
     case UntagStatus::not_tagged:
-      return error(404, "alias " + quoted(route.alias) + " of channel " + quoted(route.id) + " has no tag to delete");
+      return error(404, "alias " + in_quotes(route.alias) + " of channel " + in_quotes(route.id) + " has no tag to delete");
     case UntagStatus::untagged: break;
   }
   return ok(alias_json(r.alias, state_.clock()));
@@ -251,7 +251,7 @@ Response Service::call_answer(const Route& route, const std::string& caller, con
     case CallStatus::unknown_channel: return unknown_channel(route);
     case CallStatus::unknown_alias: return unknown_alias(route);
     case CallStatus::locked:
-      return error(403, "alias " + quoted(route.alias) + " is tagged and bound to another caller until " +
+      return error(403, "alias " + in_quotes(route.alias) + " is tagged and bound to another caller until " +
                             (r.alias.expires_at ? state_.clock().rfc3339(*r.alias.expires_at) : "its tag ends"));
     case CallStatus::connected: break;
   }

@@ -171,7 +171,7 @@ std::optional<std::pair<unsigned, std::string>> read_params(const Request& req, 
   return std::nullopt;
 }
 
-std::string quoted(std::string_view s) {
+std::string in_quotes(std::string_view s) {
   constexpr std::size_t kMax = 72;
   bool cut = s.size() > kMax;
   if (cut) {

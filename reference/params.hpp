@@ -39,6 +39,6 @@ std::optional<std::pair<unsigned, std::string>> read_params(const Request& req, 
 
 // `s` as a JSON string for a message, shortened to about 72 bytes. The cut
 // falls between characters, never inside one.
-std::string quoted(std::string_view s);
+std::string in_quotes(std::string_view s);
 
 }  // namespace crh::reference

@@ -74,7 +74,7 @@ Reply Service::handle(const Request& req) {
   for (std::string_view rest = path.substr(1);;) {
     auto slash = rest.find('/');
     auto seg = percent_decode(rest.substr(0, slash), false);
-    if (!seg) return {error(400, "malformed path " + quoted(path) + ": bad percent-escape or not UTF-8")};
+    if (!seg) return {error(400, "malformed path " + in_quotes(path) + ": bad percent-escape or not UTF-8")};
     segments.push_back(std::move(*seg));
     if (slash == std::string_view::npos) break;
     rest = rest.substr(slash + 1);
@@ -118,11 +118,11 @@ Reply Service::handle(const Request& req) {
   if (!match) {
     if (!allow.empty()) {
       Response r = error(
-          405, "method " + std::string(req.method) + " is not allowed on " + quoted(path) + "; allowed: " + allow);
+          405, "method " + std::string(req.method) + " is not allowed on " + in_quotes(path) + "; allowed: " + allow);
       r.allow = allow;
       return {std::move(r)};
     }
-    return {error(404, "no such route: " + std::string(req.method) + " " + quoted(path))};
+    return {error(404, "no such route: " + std::string(req.method) + " " + in_quotes(path))};
   }
   Route route{match->endpoint, {}, {}, query};
   if (match->endpoint != Endpoint::agents_list) route.id = segments[segments[0] == "api" ? 3 : 1];

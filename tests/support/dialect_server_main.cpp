@@ -601,7 +601,7 @@ std::optional<std::vector<std::string>> segments_of(std::string_view target) {
 }
 
 // A value from the request, fit to be echoed in a msg: JSON must stay valid UTF-8.
-std::string quoted(std::string_view s) {
+std::string in_quotes(std::string_view s) {
   if (s.size() > 100 || !valid_utf8(s)) return "(the one given)";
   return "\"" + std::string(s) + "\"";
 }
@@ -775,7 +775,7 @@ Response list_agents() {
 Response agent_op(const std::string& id, std::optional<bool> snooze) {
   std::lock_guard lock(g_state.mutex);
   Agent* a = find_agent(id);
-  if (!a) return error(404, "no local agent with uid " + quoted(id));
+  if (!a) return error(404, "no local agent with uid " + in_quotes(id));
   if (snooze && *snooze == a->snoozed && chose("again", "refused"))
     return error(409, std::string("local agent ") + id + " is already " + (a->snoozed ? "snoozed" : "awake"));
   if (snooze && *snooze != a->snoozed) a->last_change = rfc3339_after({});
@@ -804,7 +804,7 @@ Response database_get(const std::string& key) {
   if (auto bad = check_key(key)) return *bad;
   std::lock_guard lock(g_state.mutex);
   auto it = g_state.database.find(stored_key(key));
-  if (it == g_state.database.end()) return error(404, "no value is stored under the key " + quoted(key));
+  if (it == g_state.database.end()) return error(404, "no value is stored under the key " + in_quotes(key));
   return {200, entry_json(key, it->second)};
 }
 
@@ -871,7 +871,7 @@ std::optional<std::size_t> channel_index(const std::string& id) { return index_o
 
 Response list_aliases(const std::string& channel) {
   auto ch = channel_index(channel);
-  if (!ch) return error(404, "no channel " + quoted(channel));
+  if (!ch) return error(404, "no channel " + in_quotes(channel));
   std::lock_guard lock(g_state.mutex);
   auto& aliases = g_state.channels[*ch];
   expire(aliases, Clock::now());
@@ -936,7 +936,7 @@ std::optional<std::size_t> least_recently_used(const std::vector<Alias>& aliases
 
 Response tag_alias(const Request& r, const std::string& channel) {
   auto ch = channel_index(channel);
-  if (!ch) return error(404, "no channel " + quoted(channel));
+  if (!ch) return error(404, "no channel " + in_quotes(channel));
   std::string tag;
   std::int64_t minutes = 0;
   if (auto bad = read_tag(r, tag, minutes)) return *bad;
@@ -947,7 +947,7 @@ Response tag_alias(const Request& r, const std::string& channel) {
   expire(aliases, now);
   if (chose("tagnames", "unique"))
     for (const auto& other : aliases)
-      if (other.tag == tag) return error(409, "the tag " + quoted(tag) + " is on another alias of channel " + channel);
+      if (other.tag == tag) return error(409, "the tag " + in_quotes(tag) + " is on another alias of channel " + channel);
   const auto pick = least_recently_used(aliases);
   if (!pick) return error(g_config.choice.status("full"), "every alias of channel " + channel + " is tagged");
   Alias& a = aliases[*pick];
@@ -972,10 +972,10 @@ Response tag_alias(const Request& r, const std::string& channel) {
 std::optional<Response> find_alias(const std::string& channel, const std::string& alias, std::size_t& ch,
                                    std::size_t& i) {
   auto c = channel_index(channel);
-  if (!c) return error(404, "no channel " + quoted(channel));
+  if (!c) return error(404, "no channel " + in_quotes(channel));
   auto a = chose("ids", "number") ? index_of(alias, g_state.channels[*c].size())
                                   : alias_index(alias, g_state.channels[*c].size());
-  if (!a) return error(404, "channel " + channel + " has no alias " + quoted(alias));
+  if (!a) return error(404, "channel " + channel + " has no alias " + in_quotes(alias));
   ch = *c;
   i = *a;
   return std::nullopt;

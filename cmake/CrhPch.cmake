@@ -1,0 +1,59 @@
+# Precompiled headers (issue 36). Most files include the same heavy headers:
+# the standard library's containers and streams and Boost.JSON, plus CLI11 in
+# runners/ and GoogleTest in tests/. Without this, every file parses them again
+# (a third to a half of a file's compile time). Three host targets each build
+# one precompiled header; every product target reuses the first, crh the
+# second, every test the third.
+#
+# GCC uses a precompiled header only where the macros and the code-generation
+# flags equal those it was made with; the Boost definitions below are therefore
+# global, and -Werror=invalid-pch turns a mismatch into a build error instead
+# of a quiet fallback to parsing everything again. Clang builds (ASan+UBSan,
+# fuzz) go without, which keeps one build where a missing #include still fails.
+
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set(_crh_pch_default ON)
+else()
+  set(_crh_pch_default OFF)
+endif()
+option(CRH_PCH "Precompile the heavy headers once per kind of target (GCC)" ${_crh_pch_default})
+
+# Every target sees the same Boost configuration, so one precompiled header fits all.
+add_compile_definitions(
+  BOOST_ASIO_SEPARATE_COMPILATION BOOST_BEAST_SEPARATE_COMPILATION BOOST_ASIO_NO_DEPRECATED
+  BOOST_JSON_DYN_LINK BOOST_JSON_NO_LIB BOOST_CONTAINER_DYN_LINK BOOST_CONTAINER_NO_LIB
+  BOOST_URL_DYN_LINK BOOST_URL_NO_LIB)
+
+set(CRH_PCH_PRODUCT_HEADERS
+  <algorithm> <array> <atomic> <chrono> <cmath> <cstddef> <cstdint> <cstdio> <cstdlib> <cstring>
+  <filesystem> <fstream> <functional> <iostream> <limits> <map> <memory> <mutex> <optional>
+  <random> <set> <span> <sstream> <stdexcept> <string> <string_view> <thread> <unordered_map>
+  <utility> <variant> <vector>
+  <boost/json.hpp>)
+
+# crh_pch_host(<name> <header>...): a library of one empty file that builds the
+# precompiled header of these headers for others to reuse.
+function(crh_pch_host name)
+  if(NOT CRH_PCH)
+    return()
+  endif()
+  add_library(${name} STATIC ${PROJECT_SOURCE_DIR}/cmake/pch_host.cpp)
+  target_precompile_headers(${name} PRIVATE ${ARGN})
+  target_compile_options(${name} PRIVATE -Werror=invalid-pch)
+endfunction()
+
+# crh_use_pch(<host> <target>...): these targets reuse <host>'s precompiled header.
+function(crh_use_pch host)
+  if(NOT CRH_PCH)
+    return()
+  endif()
+  foreach(target IN LISTS ARGN)
+    set_target_properties(${target} PROPERTIES PRECOMPILE_HEADERS_REUSE_FROM ${host})
+    target_compile_options(${target} PRIVATE -Werror=invalid-pch)
+  endforeach()
+endfunction()
+
+if(CRH_PCH AND CRH_CCACHE)
+  # ccache caches a compile that uses a precompiled header only with this sloppiness.
+  set(CMAKE_CXX_COMPILER_LAUNCHER env CCACHE_SLOPPINESS=pch_defines,time_macros ${CRH_CCACHE})
+endif()

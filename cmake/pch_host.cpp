@@ -1,0 +1,1 @@
+// Empty: the host of a precompiled header (cmake/CrhPch.cmake).
