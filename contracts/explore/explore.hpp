@@ -61,7 +61,8 @@ struct Step {
   std::uint32_t alias_of = 0;
   std::vector<std::string> also_callers;  // burst: the callers besides op.caller
   // The GET of an agent after its snooze or wake (R1 compares their forms),
-  // drawn beside the seed's stream: not counted in the sequence's length, so
+  // or of a database key after its write (E5 reads it back), drawn beside the
+  // seed's stream: not counted in the sequence's length nor in --explore, so
   // a seed draws the other steps as it did before follow-ups were added.
   bool follow_up = false;
   // Sent no earlier than this (ms since the sequence began): a replay keeps
@@ -170,6 +171,7 @@ struct Replay {
   std::vector<std::pair<std::size_t, oracle::Divergence>> should;  // SHOULD divergences (step, what), first of each rule
   std::set<std::string> rules;               // the rules the predictions named
   std::size_t operations = 0;                // requests sent
+  std::size_t follow_ups = 0;                // of which follow-up GETs (Step::follow_up): not drawn, not budgeted
   std::size_t timeouts = 0;                  // answers that did not come within the deadline
   std::int64_t margin_ms = 0;                // the last margin either side of a tag's end (expiry_margin_ms)
   bool interrupted = false;

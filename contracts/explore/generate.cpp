@@ -165,6 +165,14 @@ Step Generator::next(const oracle::Model& model, const Sequence& sent) {
     s.follow_up = true;
     return s;
   }
+  // The GET of a database key just written: what was stored is read back at
+  // once (E5), whatever the sequence draws next.
+  if (!sent.empty() && sent.back().kind == Step::Kind::request && sent.back().key == KeyForm::proper &&
+      sent.back().op.endpoint == Endpoint::db_set && std::bernoulli_distribution(0.5)(follow_ups_)) {
+    s.op = oracle::ops::db_get(sent.back().op.id);
+    s.follow_up = true;
+    return s;
+  }
   std::vector<std::uint32_t> tags;  // the tag steps so far, newest last
   for (const auto& x : sent)
     if (x.kind == Step::Kind::request && x.op.endpoint == Endpoint::tag && x.key == KeyForm::proper) tags.push_back(x.serial);

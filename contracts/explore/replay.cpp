@@ -97,6 +97,7 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
   auto answers = wire.send(step, ops);
   const std::int64_t took = wire.now_ms() - at;
   out.operations += ops.size();
+  if (step.follow_up) out.follow_ups += ops.size();
   // The time a request is sent is not the time the target handles it: the
   // margin covers this answer's time too, judged after it came.
   slowest_ms_ = std::max(slowest_ms_, took);

@@ -233,6 +233,10 @@ void lifetime(CheckContext& ctx) {
       called_late = true;
     }
   }
+  // No quick check may re-tag the alias once it is free. Taken now, so that
+  // waiting for a quick check to finish does not delay the first look past
+  // the end (a look later than a restarted lifetime would tell nothing).
+  std::lock_guard channel(ctx.run().channel_mutex);
   // Without a call after half the lifetime a lifetime restarted by calls
   // looks like a correct one: passing would prove nothing.
   if (!called_late)
@@ -246,7 +250,6 @@ void lifetime(CheckContext& ctx) {
   const auto end = answered + life;
   const auto grace = std::min<Clock::duration>(std::max<Clock::duration>(std::chrono::seconds(1), life / 10), life / 2);
   ctx.sleep_until(end + std::chrono::milliseconds(20));
-  std::lock_guard channel(ctx.run().channel_mutex);  // no quick check may re-tag it meanwhile
   core::CallResult last;
   do {
     last = place(ctx, alias, ctx.caller(2));

@@ -284,12 +284,14 @@ void explore_sequences(CheckContext& ctx) {
 
   explore::Generator gen(settings.seed, ground);
   const auto started = Clock::now();
-  std::size_t operations = 0, sequences = 0, timeouts = 0;
+  // `drawn` counts against --explore: the follow-up GETs come on top, so
+  // they do not change which operations a seed draws.
+  std::size_t operations = 0, drawn = 0, sequences = 0, timeouts = 0;
   std::set<std::string> rules;
   std::vector<std::pair<std::string, oracle::Divergence>> should;  // the curl, the SHOULD divergence
   std::optional<std::pair<explore::Sequence, explore::Replay>> failed;
   bool interrupted = false;
-  while (operations < settings.operations && !failed) {
+  while (drawn < settings.operations && !failed) {
     if (sequences > 0) restore();
     LiveWire wire(ctx, *client, quiet);
     wire.longest_wait_ms_ = ground.longest_wait_ms;
@@ -301,7 +303,7 @@ void explore_sequences(CheckContext& ctx) {
     explore::Replay r;
     explore::Sequence seq = gen.opening();
     std::size_t length = gen.length(8, 40);
-    for (std::size_t i = 0; !r.failure && operations + r.operations < settings.operations && i < length; ++i) {
+    for (std::size_t i = 0; !r.failure && drawn + r.operations - r.follow_ups < settings.operations && i < length; ++i) {
       if (wire.stopped()) {
         interrupted = r.interrupted = true;
         break;
@@ -315,6 +317,7 @@ void explore_sequences(CheckContext& ctx) {
     }
     ++sequences;
     operations += r.operations;
+    drawn += r.operations - r.follow_ups;
     timeouts += r.timeouts;
     rules.insert(r.rules.begin(), r.rules.end());
     for (auto& [step, d] : r.should)
@@ -331,7 +334,9 @@ void explore_sequences(CheckContext& ctx) {
   for (const auto& [curl, d] : should)
     ctx.add({oracle::Severity::should, d.rule, d.text + " (seed " + seed + ": " + curl + ")"});
   const std::string explored =
-      std::to_string(operations) + " operations in " + std::to_string(sequences) + " sequences, " +
+      std::to_string(operations) + " operations" +
+      (operations > drawn ? " (" + std::to_string(operations - drawn) + " of them follow-up GETs)" : "") + " in " +
+      std::to_string(sequences) + " sequences, " +
       std::to_string(rate) + " operations/s, seed " + seed +
       (timeouts ? ", " + std::to_string(timeouts) + " without an answer within --timeout" : "");
   if (!failed) {
