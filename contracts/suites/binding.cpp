@@ -210,6 +210,12 @@ void listed_tag(CheckContext& ctx, const std::string& alias, bool tagged, const 
 void lifetime(CheckContext& ctx) {
   const int minutes = ctx.target().dialect.minutes.fit(1);
   const auto life = ctx.target().minute * minutes;
+  // No quick check may re-tag the alias once it is free. Held for the whole
+  // lifetime: waiting for a quick check to finish (one may take seconds on a
+  // sanitized build) must not delay a look past its moment, and a look after
+  // a restarted lifetime would end tells nothing. The quick checks wait at
+  // most one lifetime, which a --slow run waits anyway.
+  std::lock_guard channel(ctx.run().channel_mutex);
   TagGuard tags(ctx);
   const auto sent = Clock::now();
   auto alias = tags.tag("expiry", minutes);
@@ -233,10 +239,6 @@ void lifetime(CheckContext& ctx) {
       called_late = true;
     }
   }
-  // No quick check may re-tag the alias once it is free. Taken now, so that
-  // waiting for a quick check to finish does not delay the first look past
-  // the end (a look later than a restarted lifetime would tell nothing).
-  std::lock_guard channel(ctx.run().channel_mutex);
   // Without a call after half the lifetime a lifetime restarted by calls
   // looks like a correct one: passing would prove nothing.
   if (!called_late)
