@@ -1,6 +1,5 @@
 // crh contract: runs the contract suites against a base URL, or against the
 // embedded reference service when none is given; writes --json and --junit.
-#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -25,15 +24,6 @@
 
 namespace crh::runners {
 namespace {
-
-struct ContractOptions {
-  TargetFlags target;
-  ContractFlags contract;
-  OutputFlags output;
-  CaptureFlags capture;
-  std::vector<std::string> checks;
-  bool list_checks = false;
-};
 
 int list_checks() {
   std::string suite;
@@ -77,6 +67,8 @@ bool explores(const contracts::RunOptions& run) {
     if (c->suite == "explore") return true;
   return false;
 }
+
+}  // namespace
 
 int run_contract_command(const ContractOptions& o) {
   if (o.list_checks) return list_checks();
@@ -128,24 +120,6 @@ int run_contract_command(const ContractOptions& o) {
   const int exit_code = with_output_problems("crh contract", problems, report.exit_code);
   std::cout << reports::contract_summary(doc, {.color = tty, .verbose = o.output.verbose, .quiet = quiet});
   return exit_code;
-}
-
-}  // namespace
-
-Command add_contract_command(CLI::App& app) {
-  auto o = std::make_shared<ContractOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "contract",
-      "Check a Call-Routing Service against its contract (with no --base-url: the embedded reference service)");
-  o->target.add_to(sub, {.channel = "the channel whose aliases the checks use"});
-  o->contract.add_to(sub);
-  sub->add_option("--check", o->checks,
-                  "run only this check id, or ids starting with a prefix ending in * (repeatable)");
-  sub->add_flag("--list-checks", o->list_checks, "print every check with its rules and exit");
-  o->capture.add_to(sub);
-  o->output.add_to(sub,
-                   {.verbose = "list every check with its exchanges", .quiet = "print only failures and the verdict"});
-  return {sub, [o] { return run_contract_command(*o); }};
 }
 
 }  // namespace crh::runners

@@ -2,7 +2,6 @@
 // against the embedded reference service when none is given; prints the
 // summary, writes --json and --history, and exits 1 on a violation or a
 // breached threshold.
-#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 #include <unistd.h>
@@ -26,23 +25,6 @@
 
 namespace crh::runners {
 namespace {
-
-struct LoadOptions {
-  TargetFlags target;
-  LoadFlags load;
-  OutputFlags output;
-  CaptureFlags capture;
-  std::string scenario = "race";
-  int threads = 1;
-  double duration_s = 10;
-  double warmup_s = 0;
-  std::string path = core::api::agents_path();
-  std::string mix;
-  std::uint64_t seed = 1;
-  std::string history_file;
-  int tag_minutes = 60;
-  int aliases = 0;  // 0: embedded_aliases_for(--connections)
-};
 
 // The texts a typo can break, read before the target is touched. Returns
 // kExitUsage after printing why.
@@ -96,6 +78,8 @@ void announce(const LoadOptions& o, const loadgen::LoadConfig& config, bool embe
   std::cout << std::flush;
 }
 
+}  // namespace
+
 int run_load_command(const LoadOptions& o) {
   loadgen::LoadConfig config;
   config.target = o.target.target();
@@ -125,46 +109,6 @@ int run_load_command(const LoadOptions& o) {
   const int exit_code = with_output_problems("crh load", problems, session.exit_code);
   std::cout << reports::load_summary(doc, {.color = tty, .verbose = o.output.verbose, .quiet = o.output.quiet});
   return exit_code;
-}
-
-}  // namespace
-
-Command add_load_command(CLI::App& app) {
-  auto o = std::make_shared<LoadOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "load",
-      "Run a load scenario against a Call-Routing Service (with no --base-url: the embedded reference service)");
-  o->target.add_to(
-      sub, {.profile = "profile JSON: parameter encoding and call hook", .timeout = "deadline of one request in ms"});
-  sub->add_option("--scenario", o->scenario,
-                  "race: callers race for freshly tagged aliases; mixed: every endpoint, weighted; "
-                  "get: one path, as wrk")
-      ->capture_default_str();
-  o->load.add_to(sub);
-  sub->add_option("--threads", o->threads, "generator threads, each with its own event loop")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 256));
-  sub->add_option("--duration", o->duration_s, "seconds measured")
-      ->capture_default_str()
-      ->check(CLI::Range(0.1, 86400.0));
-  sub->add_option("--warmup", o->warmup_s, "seconds run before measuring, not counted")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
-  sub->add_option("--path", o->path, "get: the path requested, under the base URL")->capture_default_str();
-  sub->add_option("--mix", o->mix, "mixed: op=weight,... (default " + std::string(loadgen::kDefaultMix) + ")");
-  sub->add_option("--seed", o->seed, "seed of the mixed scenario's operation sequence")->capture_default_str();
-  sub->add_option("--history", o->history_file, "write every operation here as JSON lines");
-  sub->add_option("--tag-minutes", o->tag_minutes, "race and mixed: the minutes asked for each tag")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1440));
-  sub->add_option("--aliases", o->aliases,
-                  "embedded service: aliases per channel (default: enough for the rounds in flight)")
-      ->check(CLI::Range(1, 100000));
-  o->capture.add_to(sub);
-  o->output.add_to(sub, {.junit = "write JUnit XML here (a testcase per threshold, and the race's invariant)",
-                         .verbose = "list every violation",
-                         .quiet = "print only the race, thresholds and verdict"});
-  return {sub, [o] { return run_load_command(*o); }};
 }
 
 }  // namespace crh::runners

@@ -1,7 +1,6 @@
 // --nights: reading the record, judging tonight, writing tonight.
 #include "nights_session.hpp"
 
-#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 
@@ -18,19 +17,6 @@
 namespace crh::runners {
 namespace json = boost::json;
 namespace k = core::keys;
-
-void NightsFlags::add_to(CLI::App* sub, bool with_accept) {
-  sub->add_option("--nights", dir,
-                  "a directory of nights: tonight is judged against the comparable passed nights in it "
-                  "(not one baseline) and recorded there");
-  sub->add_option("--keep-nights", keep, "nights the record keeps (the oldest are removed)")
-      ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
-  if (with_accept)
-    sub->add_option("--accept", accept,
-                    "NIGHT (its id, as the trend page and the night files name it) starts a new level: "
-                    "comparisons use only nights from it on");
-}
 
 json::object compare_with_record(const NightsFlags& flags, const reports::RunParts& parts,
                                  const json::object& provisional, double max_regression_pct) {

@@ -2,7 +2,6 @@
 // (tcpdump, tshark, dumpcap, crh), without sending a request; writes --json,
 // --junit and --html like crh contract. Exit 1 on a MUST violation (with
 // --strict a SHOULD finding too), 2 when the file cannot be read.
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -22,23 +21,11 @@
 
 namespace crh::runners {
 namespace json = boost::json;
-namespace {
-
-struct PcapOptions {
-  std::string file;
-  std::string profile_file;
-  std::string base_path;
-  bool base_path_given = false;
-  long minute_ms = 60'000;
-  bool strict = false;
-  OutputFlags output;
-};
-
-int run_pcap_check(const PcapOptions& o, CLI::Option* base_path_option) {
+int run_pcap_check(const PcapOptions& o) {
   capture::CheckConfig config;
   config.strict = o.strict;
   config.minute_ns = static_cast<std::int64_t>(o.minute_ms) * 1'000'000;
-  if (base_path_option->count() > 0) config.base_path = o.base_path;
+  if (o.base_path_given) config.base_path = o.base_path;
   try {
     if (!o.profile_file.empty()) config.profile = core::load_profile(o.profile_file);
   } catch (const std::exception& e) {
@@ -65,8 +52,6 @@ int run_pcap_check(const PcapOptions& o, CLI::Option* base_path_option) {
   return render_pcap_document(doc.as_object(), o.output, "crh pcap check");
 }
 
-}  // namespace
-
 int render_pcap_document(const json::object& doc, const OutputFlags& output, const std::string& command) {
   std::vector<std::string> problems;
   auto write = [&](const std::string& path, const auto& render) {
@@ -90,24 +75,6 @@ int render_pcap_document(const json::object& doc, const OutputFlags& output, con
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   std::cout << reports::pcap_summary(value, {.color = tty, .verbose = output.verbose, .quiet = output.quiet});
   return exit_code;
-}
-
-Command add_pcap_command(CLI::App& app) {
-  auto o = std::make_shared<PcapOptions>();
-  CLI::App* pcap = app.add_subcommand("pcap", "Check wire traffic captured by anyone (pcap or pcapng)");
-  pcap->require_subcommand(1);
-  CLI::App* check = pcap->add_subcommand(
-      "check", "Judge the contract on a capture without sending a request (exit 1 on a MUST violation)");
-  check->add_option("file", o->file, "the capture (tcpdump -w, dumpcap, tshark -w, crh --capture)")->required();
-  check->add_option("--profile", o->profile_file, "profile JSON: the target's dialect where the spec is silent");
-  auto* base = check->add_option("--base-path", o->base_path,
-                                 "the base URL's path on the target (e.g. /svc); default: detected from the traffic");
-  check->add_option("--minute-ms", o->minute_ms, "one tag minute on the target in ms (crh serve --minute-ms)")
-      ->check(CLI::Range(1L, 86'400'000L));
-  check->add_flag("--strict", o->strict, "SHOULD findings fail the check too");
-  o->output.add_to(check, {.verbose = "every check with its evidence, every unparsed stream",
-                           .quiet = "only failures and the verdict"});
-  return {pcap, [o, base] { return run_pcap_check(*o, base); }};
 }
 
 }  // namespace crh::runners

@@ -1,7 +1,6 @@
 // crh report: renders results written earlier (contract, load or run
 // documents; several shards merge exactly), compares them with a baseline,
 // and writes --html, --junit and --json. Exits with the verdict's code.
-#include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -25,13 +24,6 @@ namespace crh::runners {
 namespace keys = core::keys;
 namespace json = boost::json;
 namespace {
-
-struct ReportOptions {
-  std::vector<std::string> results;
-  BaselineFlags baseline;
-  NightsFlags nights;
-  OutputFlags output;
-};
 
 // A `crh pcap check` document renders alone, with its own sections; it does
 // not merge with contract or load results, nor compare with a baseline.
@@ -62,6 +54,8 @@ int run_nights_command(const ReportOptions& o) {
   if (o.output.html_file.empty()) return kExitOk;
   return write_trend_page(o.nights.dir, o.output.html_file, o.baseline.max_regression, "crh report");
 }
+
+}  // namespace
 
 int run_report_command(const ReportOptions& o) {
   if (o.results.empty()) {
@@ -136,23 +130,6 @@ int run_report_command(const ReportOptions& o) {
     return kExitUsage;
   }
   return exit_code;
-}
-
-}  // namespace
-
-Command add_report_command(CLI::App& app) {
-  auto o = std::make_shared<ReportOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "report", "Render results written earlier (--json of contract, load or run); several results of one run merge");
-  sub->add_option("results", o->results,
-                  "result documents; shards of one run merge exactly (none with --nights: the trend page)")
-      ->check(CLI::ExistingFile);
-  auto* baseline = o->baseline.add_to(sub);
-  o->nights.add_to(sub, true);
-  sub->get_option("--nights")->excludes(baseline);
-  sub->get_option("--accept")->needs(sub->get_option("--nights"));
-  o->output.add_to(sub, {.json = "write the (merged) run document here"});
-  return {sub, [o] { return run_report_command(*o); }};
 }
 
 }  // namespace crh::runners

@@ -3,7 +3,6 @@
 // (terminal, --html, --json, --junit), compared with --baseline when given.
 // With no --base-url, on the embedded reference service. Ctrl-C writes what
 // was gathered, marked incomplete.
-#include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -38,19 +37,6 @@
 namespace crh::runners {
 namespace json = boost::json;
 namespace {
-
-struct RunCommandOptions {
-  TargetFlags target;
-  ContractFlags contract;
-  LoadFlags load;
-  BaselineFlags baseline;
-  NightsFlags nights;
-  OutputFlags output;
-  CaptureFlags capture;
-  double load_duration_s = 10;
-  int repeat = 1;
-  std::vector<std::string> scenarios{"race", "mixed"};
-};
 
 // What the command line names, read and checked before the target is touched.
 struct RunInputs {
@@ -322,6 +308,8 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
   return exit_code;
 }
 
+}  // namespace
+
 int run_run_command(const RunCommandOptions& o) {
   const auto started = std::chrono::system_clock::now();
   const auto clock_start = std::chrono::steady_clock::now();
@@ -371,40 +359,6 @@ int run_run_command(const RunCommandOptions& o) {
   meta.environment = reports::environment();
   meta.config = config_of(o);
   return report_run(ctx, std::move(parts), meta, inputs->baseline, capture);
-}
-
-}  // namespace
-
-Command add_run_command(CLI::App& app) {
-  auto o = std::make_shared<RunCommandOptions>();
-  CLI::App* sub = app.add_subcommand("run",
-                                     "The nightly job: contract suites, a race and a mixed load, the report "
-                                     "(with no --base-url: the embedded reference service)");
-  o->target.add_to(sub);
-  o->contract.add_to(sub,
-                     {.suite = "only these contract suites (repeatable)", .strict = "SHOULD findings fail the run"});
-  sub->add_option("--load-duration", o->load_duration_s, "seconds each load is measured (0: no load)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
-  sub->add_option("--scenario", o->scenarios, "the loads, in order (repeatable): race, mixed, get")
-      ->capture_default_str();
-  o->load.add_to(sub, {.connections = "race: rounds in flight; mixed, get: connections",
-                       .callers = "race: callers per round",
-                       .rate = "mixed and get: open loop at this many requests per second (default: closed loop)",
-                       .threshold = "a load limit, e.g. 'race:call.p99<20ms' or 'errors<0.1%' "
-                                    "(no scenario: every load) (repeatable)"});
-  sub->add_option("--repeat", o->repeat,
-                  "run each load this many times, interleaved (race, mixed, race, mixed...): a figure is the "
-                  "median of the repetitions, thresholds are judged on their merged histograms")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
-  auto* baseline = o->baseline.add_to(
-      sub, {.baseline = "an earlier --json result: a figure worse beyond --max-regression fails the run (exit 1)"});
-  o->nights.add_to(sub, false);
-  sub->get_option("--nights")->excludes(baseline);
-  o->capture.add_to(sub);
-  o->output.add_to(sub, {.json = "write the run document here (the next run's --baseline)"});
-  return {sub, [o] { return run_run_command(*o); }};
 }
 
 }  // namespace crh::runners

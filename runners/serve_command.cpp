@@ -1,5 +1,4 @@
 // crh serve: runs the reference service until SIGINT or SIGTERM.
-#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 
@@ -9,26 +8,7 @@
 #include "reference/server.hpp"
 
 namespace crh::runners {
-namespace {
 
-struct ServeOptions {
-  std::string listen = "127.0.0.1:8080";
-  int threads = 0;
-  std::vector<std::string> faults;
-  bool list_faults = false;
-  std::vector<std::string> mutants;
-  bool list_mutants = false;
-  long minute_ms = 60'000;
-  long delay_us = 0;
-  int channels = 2;
-  int aliases = 4;
-  std::string fixtures_file;
-  std::string api_key_file;
-  std::string sip;     // HOST:PORT for SIP over UDP and TCP; empty: none
-  long sip_t1_ms = 500;
-};
-
-// "HOST:PORT", "[V6]:PORT" or ":PORT" (all interfaces).
 bool split_listen(const std::string& text, std::string& host, unsigned short& port) {
   auto colon = text.rfind(':');
   if (colon == std::string::npos) return false;
@@ -121,54 +101,6 @@ int run_serve(const ServeOptions& o) {
   int signo = server.run_until_signal();
   std::cout << "crh serve: stopped on signal " << signo << std::endl;
   return kExitOk;
-}
-
-}  // namespace
-
-Command add_serve_command(CLI::App& app) {
-  auto o = std::make_shared<ServeOptions>();
-  CLI::App* sub = app.add_subcommand("serve", "Run the reference Call-Routing Service");
-  sub->add_option("--listen", o->listen, "HOST:PORT to listen on; port 0 picks a free one")
-      ->capture_default_str();
-  sub->add_option("--threads", o->threads, "worker threads (default: one per core)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("--fault", o->faults, "break one documented behaviour on purpose (repeatable)");
-  sub->add_flag("--list-faults", o->list_faults, "print every fault mode with one line and exit");
-  sub->add_option("--mutant", o->mutants, "run a wrong version of the service (issue 25; repeatable)");
-  sub->add_flag("--list-mutants", o->list_mutants,
-                "print every mutant (name, class, what is wrong, rule broken) and exit");
-  sub->add_option("--minute-ms", o->minute_ms, "length of one tag minute in ms (tests shorten it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1L, 3'600'000L));
-  sub->add_option("--delay-us", o->delay_us,
-                  "send every answer N microseconds later (a timer; threads stay free): a known slowdown; SIP final answers too")
-      ->capture_default_str()
-      ->check(CLI::Range(0L, 10'000'000L));
-  sub->add_option("--channels", o->channels, "generated fixtures: number of channels")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10'000));
-  sub->add_option("--aliases", o->aliases, "generated fixtures: aliases per channel")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100'000));
-  auto* fixtures = sub->add_option("--fixtures", o->fixtures_file,
-                                   "fixtures JSON file (agents, channels, database)")
-                       ->check(CLI::ExistingFile);
-  sub->get_option("--channels")->excludes(fixtures);
-  sub->get_option("--aliases")->excludes(fixtures);
-  sub->add_option("--api-key-file", o->api_key_file,
-                  "file holding the API key (else CRH_API_KEY, else a random key)")
-      ->check(CLI::ExistingFile);
-  sub->add_option("--sip", o->sip,
-                  "also answer SIP (UDP and TCP) on HOST:PORT; port 0 picks one free for both")
-      ->check([](const std::string& text) {
-        std::string host;
-        unsigned short port = 0;
-        return split_listen(text, host, port) ? std::string() : "expects HOST:PORT, got \"" + text + "\"";
-      });
-  sub->add_option("--sip-t1-ms", o->sip_t1_ms, "RFC 3261 T1 in ms for the SIP timers (tests shorten it)")
-      ->capture_default_str()
-      ->check(CLI::Range(1L, 60'000L));
-  return {sub, [o] { return run_serve(*o); }};
 }
 
 }  // namespace crh::runners
