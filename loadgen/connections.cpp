@@ -13,8 +13,6 @@
 
 namespace crh::loadgen::engine {
 using boost::system::error_code;
-constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
-
 void close(Conn& c) {
   error_code ignored;
   c.socket.shutdown(tcp::socket::shutdown_both, ignored);

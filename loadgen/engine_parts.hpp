@@ -8,10 +8,12 @@
 //   engine.cpp       the run: threads, progress, the result and its validity
 #pragma once
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -37,6 +39,8 @@ namespace crh::loadgen::engine {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
+// Every awaited operation of the engine answers (error, result) instead of throwing.
+inline constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
 using core::http1::ResponseReader;
 // The history's vocabulary, which every step of the engine speaks.
 using oracle::Op;

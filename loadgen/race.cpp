@@ -17,8 +17,6 @@
 
 namespace crh::loadgen::engine {
 using boost::system::error_code;
-constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
-
 namespace {
 
 // A count that reaches zero wakes whoever waits for it: how a slot waits for

@@ -10,8 +10,6 @@
 
 namespace crh::loadgen::engine {
 using boost::system::error_code;
-constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
-
 // `id`: the agent, database key or alias the operation addresses; `caller`: who calls.
 core::HttpRequest request_for(const LoadConfig& c, OpKind op, const std::string& id, const std::string& caller,
                               std::string_view value) {

@@ -16,7 +16,7 @@ std::string in_quotes(const std::optional<std::string>& v) {
   return "\"" + (v->size() > 60 ? v->substr(0, 60) + "…" : *v) + "\"";
 }
 
-std::string describe(const Op& op) {
+std::string describe_register_op(const Op& op) {
   std::string s = std::string(to_string(op.kind));
   if (op.value) s += " " + in_quotes(op.value);
   s += " [" + std::to_string(op.invoke_ns / 1000) + "–" + std::to_string(op.complete_ns / 1000) + " µs] → ";
@@ -101,13 +101,13 @@ struct Judge {
     const bool was_initial = h.initial == read.value;
     const std::string subject = db ? "database key " + h.id : "agent " + h.id;
     const std::string got = db ? "returned " + in_quotes(read.value) : "showed state " + in_quotes(read.value);
-    const std::string read_text = describe(read);
+    const std::string read_text = describe_register_op(read);
     if (left || was_initial) {
       v.kind = db ? ViolationKind::database_stale_read : ViolationKind::agent_stale_state;
       v.explanation = subject + ": " + read_text + " " + got + ", " +
-                      (left ? "left by " + describe(*left) + "; but " + describe(*cut.write) +
+                      (left ? "left by " + describe_register_op(*left) + "; but " + describe_register_op(*cut.write) +
                                   " was sent after that write was answered,"
-                            : "the value before the run; but " + describe(*cut.write) + " was") +
+                            : "the value before the run; but " + describe_register_op(*cut.write) + " was") +
                       " answered before the read was sent, so a linearizable service returns " + v.expected;
       if (left) v.proof.push_back(*left);
       v.proof.push_back(*cut.write);

@@ -10,8 +10,6 @@ namespace {
 namespace c = core::keys::live_capture;
 using html::esc;
 
-std::string count(const core::DocView& v) { return std::to_string(v.count()); }
-
 bool lost(const core::DocView& w) { return clean(w).starts_with("LOST PACKETS"); }
 
 }  // namespace
@@ -21,10 +19,10 @@ std::string capture_terminal(const core::DocView& capture, bool color) {
   if (!capture[c::made].boolean())
     return "\n" + paint(color, "capture: none made", "33") + " (" + clean(capture[c::not_made]) + ")\n";
   std::string out = "\ncapture: " + clean(capture[c::file]) + " on " + clean(capture[c::interface]) + " (" +
-                    clean(capture[c::filter]) + "): " + count(capture[c::packets]) + " packets, " +
-                    count(capture[c::bytes]) + " bytes; kernel: " + count(capture[c::kernel_received]) + " received, " +
-                    count(capture[c::kernel_dropped]) + " dropped, " + count(capture[c::interface_dropped]) +
-                    " dropped by the interface; " + count(capture[c::redactions]) + " key and SIP digest redactions\n";
+                    clean(capture[c::filter]) + "): " + count_text(capture[c::packets]) + " packets, " +
+                    count_text(capture[c::bytes]) + " bytes; kernel: " + count_text(capture[c::kernel_received]) + " received, " +
+                    count_text(capture[c::kernel_dropped]) + " dropped, " + count_text(capture[c::interface_dropped]) +
+                    " dropped by the interface; " + count_text(capture[c::redactions]) + " key and SIP digest redactions\n";
   for (const auto& w : capture[c::warnings].items())
     out += "  " + paint(color, (lost(w) ? "" : "warning: ") + clean(w), lost(w) ? "1;31" : "33") + "\n";
   return out;
@@ -43,15 +41,15 @@ std::string capture_html(const core::DocView& capture, bool top) {
   out += "<table>\n" + row("file", "<code>" + esc(capture[c::file].str()) + "</code>") +
          row("interface", esc(capture[c::interface].str())) +
          row("filter", "<code>" + esc(capture[c::filter].str()) + "</code>") +
-         row("packets written", count(capture[c::packets])) + row("bytes", count(capture[c::bytes])) +
+         row("packets written", count_text(capture[c::packets])) + row("bytes", count_text(capture[c::bytes])) +
          row("kernel received / dropped / interface dropped",
-             count(capture[c::kernel_received]) + " / " + count(capture[c::kernel_dropped]) + " / " +
-                 count(capture[c::interface_dropped]) +
+             count_text(capture[c::kernel_received]) + " / " + count_text(capture[c::kernel_dropped]) + " / " +
+                 count_text(capture[c::interface_dropped]) +
                  (capture[c::counted_twice].boolean() ? " (loopback: each packet counted twice)" : "")) +
          row("limit", limit == 0 ? std::string("none")
                                  : std::to_string(limit) + " bytes" +
                                        (capture[c::limit_reached].boolean() ? ", reached: capture stopped" : "")) +
-         row("key and SIP digest redactions", count(capture[c::redactions]) +
+         row("key and SIP digest redactions", count_text(capture[c::redactions]) +
                                    (capture[c::checksums_recomputed].boolean() ? " (checksums recomputed)" : "")) +
          "</table>\n";
   for (const auto& w : capture[c::warnings].items())

@@ -21,28 +21,26 @@ using core::DocView;
 
 namespace {
 
-std::string count(const DocView& v) { return std::to_string(v.count()); }
-
 // The capture's facts as label/value rows, shared by both renderings.
 std::vector<std::pair<std::string, std::string>> capture_rows(const DocView& c) {
   return {{"file", clean(c[p::file])},
           {"format", clean(c[p::format])},
           {"link types", clean(c[p::link_types])},
-          {"packets", count(c[p::packets]) + " (" + count(c[p::tcp_packets]) + " TCP, " + count(c[p::skipped_packets]) +
-                          " skipped, " + count(c[p::truncated_packets]) + " truncated)"},
-          {"streams", count(c[p::streams]) + " (" + count(c[p::streams_cut]) + " cut by a memory bound)"},
-          {"exchanges", count(c[p::exchanges]) + " (" + count(c[p::api_exchanges]) + " of the API, " +
-                            count(c[p::other_exchanges]) + " other; " + count(c[p::requests_without_key]) +
+          {"packets", count_text(c[p::packets]) + " (" + count_text(c[p::tcp_packets]) + " TCP, " + count_text(c[p::skipped_packets]) +
+                          " skipped, " + count_text(c[p::truncated_packets]) + " truncated)"},
+          {"streams", count_text(c[p::streams]) + " (" + count_text(c[p::streams_cut]) + " cut by a memory bound)"},
+          {"exchanges", count_text(c[p::exchanges]) + " (" + count_text(c[p::api_exchanges]) + " of the API, " +
+                            count_text(c[p::other_exchanges]) + " other; " + count_text(c[p::requests_without_key]) +
                             " without an Apikey header)"},
-          {"incomplete", count(c[p::incomplete]) + " exchanges (never judged)"},
-          {"conflicting overlaps", count(c[p::conflicting_overlaps])},
-          {"unparsed streams", count(c[p::unparsed_count])},
+          {"incomplete", count_text(c[p::incomplete]) + " exchanges (never judged)"},
+          {"conflicting overlaps", count_text(c[p::conflicting_overlaps])},
+          {"unparsed streams", count_text(c[p::unparsed_count])},
           {"duration", fixed(c[p::duration_s].num(), 3) + " s"}};
 }
 
 std::string unparsed_text(const DocView& u) {
-  return "tcp.stream " + count(u[p::stream]) + " (" + clean(u[p::client]) + " → " + clean(u[p::server]) +
-         ", from frame " + count(u[p::first_frame]) + "): " + clean(u[p::why]);
+  return "tcp.stream " + count_text(u[p::stream]) + " (" + clean(u[p::client]) + " → " + clean(u[p::server]) +
+         ", from frame " + count_text(u[p::first_frame]) + "): " + clean(u[p::why]);
 }
 
 // The SIP calls the capture held (issue 26), as text both renderings show.
@@ -64,16 +62,16 @@ struct SipLines {
 SipLines sip_lines(const DocView& s) {
   SipLines out;
   out.calls_total = s[ps::calls].count();
-  out.summary = count(s[ps::calls]) + " calls (" + count(s[ps::messages]) + " messages, " + count(s[ps::unreadable]) +
-                " unreadable, " + count(s[ps::retransmissions]) + " retransmissions): " + count(s[ps::connected]) +
-                " connected, " + count(s[ps::refused]) + " refused, " + count(s[ps::other]) + " other, " +
-                count(s[ps::unanswered]) + " without a final answer";
+  out.summary = count_text(s[ps::calls]) + " calls (" + count_text(s[ps::messages]) + " messages, " + count_text(s[ps::unreadable]) +
+                " unreadable, " + count_text(s[ps::retransmissions]) + " retransmissions): " + count_text(s[ps::connected]) +
+                " connected, " + count_text(s[ps::refused]) + " refused, " + count_text(s[ps::other]) + " other, " +
+                count_text(s[ps::unanswered]) + " without a final answer";
   out.judgement = clean(s[ps::judgement]);
   for (const auto& n : s[ps::numbers].items()) {
     std::string callers;
     for (const auto& c : n[ps::connected_callers].items()) callers += (callers.empty() ? "" : ", ") + clean(c);
     const std::string winner = clean(n[ps::winner]);
-    out.numbers.push_back({clean(n[ps::number]), clean(n[ps::alias]), count(n[ps::calls]), count(n[ps::connected]),
+    out.numbers.push_back({clean(n[ps::number]), clean(n[ps::alias]), count_text(n[ps::calls]), count_text(n[ps::connected]),
                            winner.empty() ? "none" : winner, callers, clean(n[ps::judged]),
                            n[ps::epochs_with_two_winners].count() > 0 ? "fail"
                            : n[ps::epochs_judged].count() > 0        ? "pass"
@@ -81,11 +79,11 @@ SipLines sip_lines(const DocView& s) {
   }
   for (const auto& c : s[ps::calls_listed].items()) {
     std::string frames;
-    for (const auto& f : c[ps::frames].items()) frames += (frames.empty() ? "" : "–") + count(f);
+    for (const auto& f : c[ps::frames].items()) frames += (frames.empty() ? "" : "–") + count_text(f);
     const auto status = c[ps::final_status].count();
     out.calls.push_back({clean(c[ps::call_id]), clean(c[ps::caller]), clean(c[ps::called]),
                          status == 0 ? "no final answer" : "SIP " + std::to_string(status), clean(c[ps::outcome]),
-                         clean(c[ps::transport]), frames, count(c[ps::retransmissions]),
+                         clean(c[ps::transport]), frames, count_text(c[ps::retransmissions]),
                          fixed(c[ps::time_s].num(), 3) + " s"});
   }
   for (const auto& w : s[ps::unreadable_why].items()) out.unreadable.push_back(clean(w));
@@ -212,7 +210,7 @@ std::string pcap_html(const boost::json::value& document) {
   const auto unparsed = capture[p::unparsed].items();
   if (!unparsed.empty()) {
     out += "<h3>Streams not parsed (the first " + std::to_string(unparsed.size()) + " of " +
-           count(capture[p::unparsed_count]) + ")</h3><ul>\n";
+           count_text(capture[p::unparsed_count]) + ")</h3><ul>\n";
     for (const auto& u : unparsed) out += "<li>" + esc(unparsed_text(u)) + "</li>\n";
     out += "</ul>\n";
   }

@@ -15,6 +15,8 @@ std::string clean(std::string_view text) {
 
 std::string clean(const core::DocView& v) { return clean(v.str()); }
 
+std::string count_text(const core::DocView& v) { return std::to_string(v.count()); }
+
 std::string missing_line(const core::DocView& doc) {
   const std::string footnote = doc.missing_footnote();
   return footnote.empty() ? std::string() : clean(footnote) + "\n";
