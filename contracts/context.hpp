@@ -105,6 +105,9 @@ struct RunShared {
   std::string caller_base;  // "+1999NNNN": callers of this run are caller_base + two digits
   Janitor janitor;
   std::mutex channel_mutex;  // held by a check that needs the channel to itself
+  // Slow checks that will soon need the channel: quick checks do not start
+  // meanwhile, so the one running has time to end before the lock is wanted.
+  std::atomic<int> channel_wanted{0};
   std::atomic<bool> target_lost{false};
   // Three checks in a row ran out of --timeout: the target stopped answering,
   // and the run stops sending (checks not started are not run).

@@ -188,6 +188,7 @@ class Executor {
   }
 
   void run_quick(const Check& c, core::HttpClient& client, std::size_t slot) {
+    while (shared_.channel_wanted.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     std::lock_guard channel(shared_.channel_mutex);  // a slow check may be waiting to look at the channel
     run_one(c, client, slot);
   }

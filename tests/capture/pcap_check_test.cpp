@@ -11,7 +11,7 @@
 #include "core/api.hpp"
 #include "pcap_builder.hpp"
 
-namespace crh::capture {
+namespace crh::capture::pcap_check_test {
 namespace {
 
 namespace api = core::api;
@@ -583,4 +583,4 @@ TEST(PcapCheck, KeyLearnedLaterIsHiddenInEarlierEvidenceAndShortKeysSpareTheWord
 }
 
 }  // namespace
-}  // namespace crh::capture
+}  // namespace crh::capture::pcap_check_test

@@ -19,7 +19,7 @@
 #include "pcap_builder.hpp"
 #include "sip_frames.hpp"
 
-namespace crh::capture {
+namespace crh::capture::sip_capture_test {
 namespace {
 
 using testing::command_output;
@@ -237,4 +237,4 @@ TEST(SipRedaction, TsharkDissectsRedactedSipOverUdpAndTcpWithNothingMalformed) {
 }
 
 }  // namespace
-}  // namespace crh::capture
+}  // namespace crh::capture::sip_capture_test

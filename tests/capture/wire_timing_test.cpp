@@ -39,7 +39,7 @@
 #include "reports/load_terminal.hpp"
 #include "reports/run_document.hpp"
 
-namespace crh::capture {
+namespace crh::capture::wire_timing_test {
 namespace {
 
 using core::ClientConnection;
@@ -640,4 +640,4 @@ TEST(WireTimingLive, EveryMeasuredRequestOfALoopbackRacePairs) {
 }
 
 }  // namespace
-}  // namespace crh::capture
+}  // namespace crh::capture::wire_timing_test

@@ -9,7 +9,7 @@
 #include "support/naming.hpp"
 #include "support/scripted_server.hpp"
 
-namespace crh::contracts {
+namespace crh::contracts::hostile_target_test {
 namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
@@ -141,4 +141,4 @@ TEST(HostileTargetSilence, AStalledTargetIsExit3WithinFiveSeconds) {
 }
 
 }  // namespace
-}  // namespace crh::contracts
+}  // namespace crh::contracts::hostile_target_test

@@ -13,7 +13,7 @@
 #include "reference/server.hpp"
 #include "support/naming.hpp"
 
-namespace crh::contracts {
+namespace crh::contracts::run_test {
 namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
@@ -325,4 +325,4 @@ TEST(ContractRunUnreachable, ADeadTargetIsExit3WithinSeconds) {
 }
 
 }  // namespace
-}  // namespace crh::contracts
+}  // namespace crh::contracts::run_test

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace crh::core::http1 {
+namespace crh::core::http1::http1_framing_test {
 namespace {
 
 constexpr std::string_view kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
@@ -209,4 +209,4 @@ TEST(Http1, RequestsReadTheSameByteByByteAsWhole) {
 }
 
 }  // namespace
-}  // namespace crh::core::http1
+}  // namespace crh::core::http1::http1_framing_test

@@ -23,7 +23,7 @@
 #include "reference/server.hpp"
 #include "support/scripted_server.hpp"
 
-namespace crh::loadgen {
+namespace crh::loadgen::run_test {
 namespace {
 using oracle::OpKind;
 using oracle::Outcome;
@@ -660,4 +660,4 @@ TEST(LoadHostile, AnyStatusButTwoHundredIsAnError) {
 }
 
 }  // namespace
-}  // namespace crh::loadgen
+}  // namespace crh::loadgen::run_test

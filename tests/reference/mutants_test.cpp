@@ -9,7 +9,7 @@
 #include "server_fixture.hpp"
 #include "support/naming.hpp"
 
-namespace crh::test {
+namespace crh::test::mutants_test {
 namespace {
 using namespace std::chrono_literals;
 using reference::Mutant;
@@ -416,4 +416,4 @@ INSTANTIATE_TEST_SUITE_P(Each, MutantTest, ::testing::ValuesIn(scenarios()),
                          [](const auto& info) { return camel_case(name_of(info.param.mutant)); });
 
 }  // namespace
-}  // namespace crh::test
+}  // namespace crh::test::mutants_test

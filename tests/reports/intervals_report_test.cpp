@@ -14,7 +14,7 @@
 #include "reports/run_terminal.hpp"
 #include "xml_reader.hpp"
 
-namespace crh::reports {
+namespace crh::reports::intervals_report_test {
 namespace {
 
 namespace json = boost::json;
@@ -276,4 +276,4 @@ TEST(NightsComparison, JUnitSkipsInconclusiveAndFailsRegressed) {
 }
 
 }  // namespace
-}  // namespace crh::reports
+}  // namespace crh::reports::intervals_report_test

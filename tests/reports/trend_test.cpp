@@ -9,7 +9,7 @@
 #include "reports/trend_html.hpp"
 #include "xml_reader.hpp"
 
-namespace crh::reports {
+namespace crh::reports::trend_test {
 namespace {
 
 using nightly::Night;
@@ -112,4 +112,4 @@ TEST(TrendPage, AnEmptyRecordSaysSo) {
 }
 
 }  // namespace
-}  // namespace crh::reports
+}  // namespace crh::reports::trend_test
