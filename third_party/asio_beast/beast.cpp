@@ -1,7 +1,7 @@
 // Beast compiled once for the whole project (separate compilation). Only the
 // core and HTTP parts: <boost/beast/src.hpp> also compiles WebSocket, zlib and
-// the test stream, which nothing here uses, and that was half of this step's
-// time (issue 36). A use of them fails to link, pointing back here.
+// the test stream, which nothing here uses: with them this step took 11.3 s,
+// without 7.2 s (issue 36). A use of them fails to link, pointing back here.
 #define BOOST_BEAST_SOURCE  // as the library's own src.hpp does
 #include <boost/beast/core/detail/config.hpp>
 #include <boost/beast/core/detail/base64.ipp>
