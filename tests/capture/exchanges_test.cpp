@@ -1165,13 +1165,12 @@ TEST(ExchangesFiles, TcpdumpCaptureOfLoopbackExchangeReads) {
   }
   // tcpdump says "listening on lo" once its filter is attached (from then on
   // it sees every packet), and has written its file's header.
-  bool ready = crh::test::wait_for_text(log, "listening on", std::chrono::seconds(20));
-  for (int i = 0; ready && i < 500 && (!std::filesystem::exists(path) || std::filesystem::file_size(path) < 24); ++i)
-    usleep(10'000);
-  if (!ready || !std::filesystem::exists(path)) {
+  const bool ready = crh::test::wait_for_text(log, "listening on", std::chrono::seconds(20)) &&
+                     crh::test::wait_for_file(path, 24, std::chrono::seconds(5));  // a pcap file's header
+  if (!ready) {
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
-    FAIL() << "tcpdump did not say \"listening on\" within 20 s, or wrote no file";
+    FAIL() << "tcpdump did not say \"listening on\" within 20 s, or wrote no file header within 5 s more";
   }
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};

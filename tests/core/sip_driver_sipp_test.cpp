@@ -34,15 +34,18 @@ unsigned short free_port() {
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof a;
-    bind(udp, reinterpret_cast<sockaddr*>(&a), len);
-    getsockname(udp, reinterpret_cast<sockaddr*>(&a), &len);
+    if (bind(udp, reinterpret_cast<sockaddr*>(&a), len) != 0 ||
+        getsockname(udp, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      close(udp);
+      continue;
+    }
     int tcp = socket(AF_INET, SOCK_STREAM, 0);
     const bool both = bind(tcp, reinterpret_cast<sockaddr*>(&a), len) == 0;
     close(tcp);
     close(udp);
     if (both) return ntohs(a.sin_port);
   }
-  return 0;
+  return 0;  // the caller fails the test, saying so
 }
 
 // SIPp in the foreground of a child process, its output in a file; killed at the end.
@@ -109,6 +112,7 @@ TEST(SipDriverSipp, EveryCallToSippUasCompletes) {
     std::unique_ptr<Sipp> started;
     for (int attempt = 0; attempt < 5 && !started; ++attempt) {
       port = free_port();
+      ASSERT_NE(port, 0) << "no loopback port was free for both UDP and TCP in 50 tries";
       auto sipp = std::make_unique<Sipp>(port, tcp, calls);
       if (sipp->bound(port, tcp, 20s)) started = std::move(sipp);
       else if (attempt == 4) FAIL() << "SIPp did not bind 127.0.0.1:" << port << (tcp ? "/tcp" : "/udp") << " within 20 s; its log: " << sipp->log();

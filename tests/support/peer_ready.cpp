@@ -1,6 +1,7 @@
 #include "peer_ready.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -51,6 +52,16 @@ bool wait_for_text(const std::string& path, const std::string& line, std::chrono
         std::ifstream in(path);
         std::string text((std::istreambuf_iterator<char>(in)), {});
         return text.find(line) != std::string::npos;
+      },
+      deadline);
+}
+
+bool wait_for_file(const std::string& path, std::uintmax_t bytes, std::chrono::milliseconds deadline) {
+  return poll_until(
+      [&] {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(path, ec);
+        return !ec && size >= bytes;
       },
       deadline);
 }

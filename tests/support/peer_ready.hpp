@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 namespace crh::test {
@@ -18,5 +19,9 @@ bool wait_for_listener(unsigned short port, Transport transport, std::chrono::mi
 // Waits until the file at `path` contains `line` (a peer's own readiness line,
 // e.g. tcpdump's "listening on"), polling; false when `deadline` passes first.
 bool wait_for_text(const std::string& path, const std::string& line, std::chrono::milliseconds deadline);
+
+// Waits until the file at `path` holds at least `bytes` (a capture file's
+// header, say); false when `deadline` passes first.
+bool wait_for_file(const std::string& path, std::uintmax_t bytes, std::chrono::milliseconds deadline);
 
 }  // namespace crh::test
