@@ -12,7 +12,7 @@
 
 namespace crh::runners {
 
-namespace k = core::keys::live_capture;
+namespace capture_keys = core::keys::live_capture;
 
 struct CaptureSession::Impl {
   bool asked = false;
@@ -80,35 +80,35 @@ const capture::LiveSummary& CaptureSession::summary() const { return impl_->summ
 
 void CaptureSession::add_to(boost::json::object& document) {
   if (!impl_->asked) return;
-  document[k::section] = capture_document(stop());
+  document[capture_keys::section] = capture_document(stop());
 }
 
 boost::json::object capture_document(const capture::LiveSummary& s) {
   boost::json::object o;
-  o[k::made] = s.made;
-  o[k::file] = s.file;
+  o[capture_keys::made] = s.made;
+  o[capture_keys::file] = s.file;
   if (!s.made) {
-    o[k::not_made] = s.not_made;
-    if (!s.interface.empty()) o[k::interface] = s.interface;
-    if (!s.filter.empty()) o[k::filter] = s.filter;
+    o[capture_keys::not_made] = s.not_made;
+    if (!s.interface.empty()) o[capture_keys::interface] = s.interface;
+    if (!s.filter.empty()) o[capture_keys::filter] = s.filter;
     return o;
   }
-  o[k::interface] = s.interface;
-  o[k::filter] = s.filter;
-  o[k::packets] = s.packets;
-  o[k::bytes] = s.bytes;
-  o[k::kernel_received] = s.kernel_received;
-  o[k::kernel_dropped] = s.kernel_dropped;
-  o[k::interface_dropped] = s.interface_dropped;
-  o[k::counted_twice] = s.counted_twice;
-  o[k::lost_packets] = s.lost_packets();
-  o[k::limit_bytes] = s.limit_bytes;
-  o[k::limit_reached] = s.limit_reached;
-  o[k::redactions] = s.redactions;
-  o[k::checksums_recomputed] = s.checksums_recomputed;
+  o[capture_keys::interface] = s.interface;
+  o[capture_keys::filter] = s.filter;
+  o[capture_keys::packets] = s.packets;
+  o[capture_keys::bytes] = s.bytes;
+  o[capture_keys::kernel_received] = s.kernel_received;
+  o[capture_keys::kernel_dropped] = s.kernel_dropped;
+  o[capture_keys::interface_dropped] = s.interface_dropped;
+  o[capture_keys::counted_twice] = s.counted_twice;
+  o[capture_keys::lost_packets] = s.lost_packets();
+  o[capture_keys::limit_bytes] = s.limit_bytes;
+  o[capture_keys::limit_reached] = s.limit_reached;
+  o[capture_keys::redactions] = s.redactions;
+  o[capture_keys::checksums_recomputed] = s.checksums_recomputed;
   boost::json::array warnings;
   for (const auto& w : s.warnings) warnings.emplace_back(w);
-  o[k::warnings] = std::move(warnings);
+  o[capture_keys::warnings] = std::move(warnings);
   return o;
 }
 
