@@ -3,7 +3,8 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build demo test sanitize sanitize-address sanitize-thread fuzz bench clean
+.PHONY: all deps configure build build-all demo test sanitize sanitize-address sanitize-address-build \
+  sanitize-address-tests sanitize-thread sanitize-thread-build sanitize-thread-tests fuzz fuzz-build fuzz-run bench clean
 
 all: build
 
@@ -19,13 +20,16 @@ configure: $(BUILD)/build.ninja
 build: deps configure
 	cmake --build $(BUILD) -j $(JOBS) --target crh
 
+# Everything: crh, the tests and their servers (what `make test` runs).
+build-all: build
+	cmake --build $(BUILD) -j $(JOBS)
+
 # The main job: the nightly run (every contract suite, the slow ones too, the
 # race and the mixed load, the report) on the embedded reference service.
 demo: build
 	$(BUILD)/crh run --slow --minute-ms 1000 --load-duration 5 --html report.html --json result.json --junit junit.xml
 
-test: build
-	cmake --build $(BUILD) -j $(JOBS)
+test: build-all
 	@scripts/install-test-tools.sh   # node and the pinned npm validator of tests/deploy
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
@@ -47,22 +51,39 @@ TSAN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO
 SANITIZE_EXCLUDE = ^(cli[.]zoo_slice|bench[.]gate_false_alarms_bounded|PercentileIntervalCoverage[.].*|Explore[.]TheHealthyReferenceNeverDivergesOverManySeeds)$$
 sanitize: sanitize-address sanitize-thread
 
-sanitize-address: deps
+# Each of these is also two targets, -build and -tests (and fuzz-build,
+# fuzz-run), so that .ci/run can build the next one while tests run.
+sanitize-address: sanitize-address-build
+	$(MAKE) sanitize-address-tests
+
+sanitize-address-build: deps
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-asan -G Ninja -DCRH_SANITIZE=address,undefined $(ASAN_FLAGS)
 	cmake --build $(BUILD)-asan -j $(JOBS)
+
+sanitize-address-tests:
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) -E '$(SANITIZE_EXCLUDE)'
 
-sanitize-thread: deps
+sanitize-thread: sanitize-thread-build
+	$(MAKE) sanitize-thread-tests
+
+sanitize-thread-build: deps
 	cmake -S . -B $(BUILD)-tsan -G Ninja -DCRH_SANITIZE=thread $(TSAN_FLAGS)
 	cmake --build $(BUILD)-tsan -j $(JOBS)
+
+sanitize-thread-tests:
 	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -E '$(SANITIZE_EXCLUDE)'
 
 # libFuzzer targets (clang) for the HTTP/1 readers of core/http1 and the
 # reference service's request handling, each run FUZZ_SECONDS on its seeds.
 FUZZ_SECONDS ?= 60
-fuzz: deps
+fuzz: fuzz-build
+	$(MAKE) fuzz-run
+
+fuzz-build: deps
 	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCRH_BUILD_FUZZ=ON -DCRH_BUILD_TESTS=OFF
 	cmake --build $(BUILD)-fuzz --target crh_fuzz -j $(JOBS)
+
+fuzz-run:
 	scripts/run-fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS) $(JOBS)
 
 # Micro-benchmarks (Release build in $(BUILD)-bench), then crh serve vs nginx, crh load vs wrk,
