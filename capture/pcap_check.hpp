@@ -15,6 +15,7 @@
 
 #include "capture/exchanges.hpp"
 #include "core/profile.hpp"
+#include "results/verdict.hpp"
 
 namespace crh::capture {
 
@@ -102,9 +103,7 @@ struct CheckReport {
   std::uint64_t other_exchanges = 0;       // HTTP, but no operation of the API: counted, never judged
   std::uint64_t requests_without_key = 0;  // operations of the API without an Apikey header
   std::uint64_t not_judged_incomplete = 0; // operations marked incomplete (never judged)
-  std::string status;                      // passed, failed, untested
-  std::string reason;
-  int exit_code = 0;
+  results::Verdict verdict;  // passed, failed or untested
 };
 
 // Takes exchanges in any order (as a reader hands them out); judges in

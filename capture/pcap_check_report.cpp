@@ -83,26 +83,20 @@ CheckReport ContractJudge::Impl::finish(const ReadSummary& capture) {
                            " exchanges were incomplete in the capture and were not judged");
   report.checks = std::move(checks);
   if (failed) {
-    report.status = "failed";
-    report.exit_code = 1;
-    report.reason = std::to_string(failed) + " checks found a MUST violation";
+    report.verdict = {results::Status::failed, std::to_string(failed) + " checks found a MUST violation"};
   } else if (warned && config.strict) {
-    report.status = "failed";
-    report.exit_code = 1;
-    report.reason = std::to_string(warned) + " checks found SHOULD findings (--strict)";
+    report.verdict = {results::Status::failed, std::to_string(warned) + " checks found SHOULD findings (--strict)"};
   } else if (!judged_any || report.api_exchanges == 0) {
     // A capture that proved nothing never passes a CI gate (as crh contract's UNTESTED):
     // a wrong file, port or filter must not go green.
-    report.status = "untested";
-    report.exit_code = 3;
-    report.reason = "the capture holds no exchange of the API that could be judged (" +
+    report.verdict.status = results::Status::untested;
+    report.verdict.reason = "the capture holds no exchange of the API that could be judged (" +
                     std::to_string(report.api_exchanges) + " of the API, " + std::to_string(report.other_exchanges) +
                     " other exchanges, not judged: check --base-path and the profile's call hook)";
   } else {
-    report.status = "passed";
-    report.exit_code = 0;
-    report.reason = "no violation in " + std::to_string(report.api_exchanges) + " exchanges of the API";
-    if (warned) report.reason += "; " + std::to_string(warned) + " checks with SHOULD findings";
+    report.verdict.status = results::Status::passed;
+    report.verdict.reason = "no violation in " + std::to_string(report.api_exchanges) + " exchanges of the API";
+    if (warned) report.verdict.reason += "; " + std::to_string(warned) + " checks with SHOULD findings";
   }
   return std::move(report);
 }
@@ -153,9 +147,9 @@ json::value result_document(const CheckReport& r, const CheckConfig& config,
                                           {k::contract_config::strict, config.strict},
                                           {k::contract_config::minute_ms, config.minute_ns / 1'000'000},
                                           {k::contract_config::profile, core::to_json(config.profile)}};
-  doc[k::envelope::verdict] = json::object{{k::verdict::status, r.status},
-                                           {k::verdict::exit_code, r.exit_code},
-                                           {k::verdict::reason, r.reason}};
+  doc[k::envelope::verdict] = json::object{{k::verdict::status, results::to_string(r.verdict.status)},
+                                           {k::verdict::exit_code, r.verdict.exit_code()},
+                                           {k::verdict::reason, r.verdict.reason}};
   json::object counts{{k::counts::total, r.checks.size()}};
   for (const char* o : {"pass", "warn", "fail", "skip", "indeterminate"})
     counts[o] = std::count_if(r.checks.begin(), r.checks.end(), [&](const JudgedCheck& c) { return c.outcome == o; });

@@ -132,15 +132,16 @@ ContractRun read_contract_document(const json::object& doc) {
   run.options.statuses = profile.statuses;
 
   const auto& verdict = object_at(doc, k::envelope::verdict, "");
-  run.report.interrupted = string_at(verdict, k::verdict::status, k::envelope::verdict) == "incomplete";
-  if (string_at(verdict, k::verdict::status, k::envelope::verdict) == "unreachable") {
+  const auto status = results::status_from(string_at(verdict, k::verdict::status, k::envelope::verdict));
+  run.report.interrupted = status == results::Status::incomplete;
+  if (status == results::Status::unreachable) {
     run.report.unreachable = true;
     run.report.unreachable_reason = string_at(verdict, k::verdict::reason, k::envelope::verdict);
   }
   run.report.notes = strings_at(doc, k::contract::notes, "");
   for (const auto& c : array_at(doc, k::contract::checks, ""))
     run.report.results.push_back(check_from_json(core::as_object(c, "checks[]")));
-  run.report.exit_code = verdict_of(run.report, run.options.strict).exit_code;
+  run.report.exit_code = verdict_of(run.report, run.options.strict).exit_code();
   return run;
 }
 
@@ -172,7 +173,7 @@ ContractRun merge_contract_runs(ContractRun a, const ContractRun& b) {
   a.report.started = std::min(a.report.started, b.report.started);
   a.report.duration = std::max(a.report.duration, b.report.duration);
   a.embedded = a.embedded && b.embedded;
-  a.report.exit_code = verdict_of(a.report, a.options.strict).exit_code;
+  a.report.exit_code = verdict_of(a.report, a.options.strict).exit_code();
   return a;
 }
 

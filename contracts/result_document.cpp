@@ -74,7 +74,7 @@ std::string broken_rules_text(const RunReport& report) {
 
 }  // namespace
 
-ContractVerdict verdict_of(const RunReport& report, bool strict) {
+results::Verdict verdict_of(const RunReport& report, bool strict) {
   std::size_t n[5] = {};
   for (const auto& r : report.results) ++n[static_cast<std::size_t>(r.outcome)];
   const auto count = [&](Outcome o) { return n[static_cast<std::size_t>(o)]; };
@@ -86,26 +86,26 @@ ContractVerdict verdict_of(const RunReport& report, bool strict) {
                             " skipped";
   const std::string also = coverage_lost(report) + judged_apart_text(report);
   if (report.interrupted)
-    return {1, "incomplete",
+    return {results::Status::incomplete,
             "interrupted (Ctrl-C or SIGTERM): the checks not yet started were skipped (" + tally + ")"};
-  if (report.unreachable) return {3, "unreachable", report.unreachable_reason};
+  if (report.unreachable) return {results::Status::unreachable, report.unreachable_reason};
   if (report.stalled)
-    return {1, "failed",
+    return {results::Status::failed,
             "the target stopped answering: " + std::to_string(kStallChecks) +
                 " checks in a row got no answer within --timeout " + std::to_string(report.timeout.count()) +
                 " ms, so the checks after them were not run (" + tally + ")" + also};
   if (count(Outcome::fail) > 0)
-    return {1, "failed",
+    return {results::Status::failed,
             std::to_string(count(Outcome::fail)) + " check(s) failed" + broken_rules_text(report) +
                 (strict ? " (--strict: SHOULD findings fail)" : "") + " (" + tally + ")" + also};
   // A run that proved nothing must not pass: a CI gate would go green on a
   // target that only timed out, reset or sent truncated answers.
-  if (ran == 0) return {3, "untested", "the target could not be tested: no selected check ran (" + tally + ")" + also};
+  if (ran == 0) return {results::Status::untested, "the target could not be tested: no selected check ran (" + tally + ")" + also};
   if (2 * undecided > ran)
-    return {3, "untested",
+    return {results::Status::untested,
             "the target could not be tested: " + std::to_string(undecided) + " of the " + std::to_string(ran) +
                 " checks that ran got no usable answer (timeouts, resets or truncated answers; " + tally + ")" + also};
-  return {0, "passed", "every MUST check that ran held (" + tally + ")" + also};
+  return {results::Status::passed, "every MUST check that ran held (" + tally + ")" + also};
 }
 
 // ---- the result document
@@ -238,7 +238,7 @@ json::value result_document(const RunReport& report, const RunOptions& options, 
   namespace v = k::verdict;
   doc[k::envelope::config] = config_json(options);
   doc[k::envelope::verdict] = json::object{
-      {v::status, verdict.status}, {v::exit_code, verdict.exit_code}, {v::reason, valid_utf8(verdict.reason)}};
+      {v::status, results::to_string(verdict.status)}, {v::exit_code, verdict.exit_code()}, {v::reason, valid_utf8(verdict.reason)}};
   doc[k::contract::counts] = counts_of(all);
   doc[k::contract::notes] = std::move(notes);
   doc[k::contract::suites] = suites_json(report);

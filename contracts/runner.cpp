@@ -395,7 +395,7 @@ RunReport run_contract(const RunOptions& options) {
   }
   report.duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
   report.interrupted = options.stop && options.stop->load();
-  report.exit_code = verdict_of(report, options.strict).exit_code;
+  report.exit_code = verdict_of(report, options.strict).exit_code();
   return report;
 }
 

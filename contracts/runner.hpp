@@ -14,6 +14,7 @@
 #include "core/profile.hpp"
 #include "core/http_client.hpp"
 #include "core/target.hpp"
+#include "results/verdict.hpp"
 
 namespace crh::contracts {
 
@@ -56,7 +57,7 @@ struct RunReport {
   core::ParamEncoding encoding = core::ParamEncoding::form;  // what the checks sent (detected or given)
   std::chrono::system_clock::time_point started;
   std::chrono::microseconds duration{0};
-  int exit_code = 0;  // verdict_of(...).exit_code
+  int exit_code = 0;  // verdict_of(...).exit_code()
 };
 
 // The verdict of a run, first match wins: exit 1 "incomplete" when it was
@@ -67,12 +68,7 @@ struct RunReport {
 // 0 "passed". `reason` says which, with the counts, the MUST checks the
 // target's answers made skip themselves, and the framework refusals judged
 // apart.
-struct ContractVerdict {
-  int exit_code = 0;
-  std::string status;
-  std::string reason;
-};
-ContractVerdict verdict_of(const RunReport& report, bool strict);
+results::Verdict verdict_of(const RunReport& report, bool strict);
 
 // The checks the options select, in run order. Throws std::invalid_argument
 // naming an unknown suite or a check pattern that matches nothing.

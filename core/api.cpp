@@ -23,6 +23,26 @@ std::string CallHook::path_for(std::string_view channel, std::string_view alias)
 namespace crh::core::api {
 namespace json = boost::json;
 
+namespace {
+
+std::string encode_every_byte(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) out += {'%', hex[c >> 4], hex[c & 15]};
+  return out;
+}
+
+// Sent as a JSON number in a JSON body: an integer of at most 18 characters.
+bool is_integer(const std::string& s) {
+  std::size_t i = (!s.empty() && s[0] == '-') ? 1 : 0;
+  if (i == s.size() || s.size() > 18) return false;
+  for (; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+}  // namespace
+
 std::string agents_path() { return std::string(kVersionPrefix) + "/local-agents"; }
 std::string agent_path(const std::string& id) { return agents_path() + "/" + percent_encode(id); }
 std::string agent_op_path(const std::string& id, std::string_view op) { return agent_path(id) + "/" + std::string(op); }
@@ -36,22 +56,33 @@ std::string delete_tag_path(const std::string& channel, const std::string& alias
 }
 
 HttpRequest request(const Target& target, Operation op, const Arguments& a) {
+  return request_as_sent(target, op,
+                 Sent{.id = a.id, .channel = target.channel, .value = a.value, .tag = a.tag,
+                      .minutes = std::to_string(a.minutes), .caller = a.caller});
+}
+
+HttpRequest request_as_sent(const Target& target, Operation op, const Sent& s) {
   const auto encoding = target.dialect.encoding;
+  const auto db_path = [&s] { return s.every_byte_encoded ? "/database/" + encode_every_byte(s.id) : database_path(s.id); };
+  std::vector<Param> params;
   switch (op) {
     case Operation::list_agents: return build_request("GET", agents_path(), {}, encoding);
-    case Operation::get_agent: return build_request("GET", agent_path(a.id), {}, encoding);
-    case Operation::snooze: return build_request("PUT", agent_op_path(a.id, "snooze"), {}, encoding);
-    case Operation::wake: return build_request("PUT", agent_op_path(a.id, "wake"), {}, encoding);
-    case Operation::db_get: return build_request("GET", database_path(a.id), {}, encoding);
-    case Operation::db_set: return build_request("POST", database_path(a.id), {{"value", a.value}}, encoding);
-    case Operation::list_aliases: return build_request("GET", aliases_path(target.channel), {}, encoding);
+    case Operation::get_agent: return build_request("GET", agent_path(s.id), {}, encoding);
+    case Operation::snooze: return build_request("PUT", agent_op_path(s.id, "snooze"), {}, encoding);
+    case Operation::wake: return build_request("PUT", agent_op_path(s.id, "wake"), {}, encoding);
+    case Operation::db_get: return build_request("GET", db_path(), {}, encoding);
+    case Operation::db_set:
+      if (s.value) params.push_back({"value", *s.value});
+      return build_request("POST", db_path(), params, encoding);
+    case Operation::list_aliases: return build_request("GET", aliases_path(s.channel), {}, encoding);
     case Operation::tag:
-      return build_request("POST", tag_path(target.channel),
-                           {{"tag", a.tag}, {"minutes", std::to_string(a.minutes), true}}, encoding);
-    case Operation::untag: return build_request("DELETE", delete_tag_path(target.channel, a.id), {}, encoding);
+      if (s.tag) params.push_back({"tag", *s.tag});
+      if (s.minutes) params.push_back({"minutes", *s.minutes, is_integer(*s.minutes)});
+      return build_request("POST", tag_path(s.channel), params, encoding);
+    case Operation::untag: return build_request("DELETE", delete_tag_path(s.channel, s.id), {}, encoding);
     case Operation::call: {
       const auto& hook = target.dialect.call_hook;
-      return build_request(hook.method, hook.path_for(target.channel, a.id), {{hook.parameter, a.caller}}, encoding);
+      return build_request(hook.method, hook.path_for(s.channel, s.id), {{hook.parameter, s.caller}}, encoding);
     }
   }
   return {};

@@ -91,6 +91,21 @@ struct Arguments {
 // header: the sender decides how to authenticate.
 HttpRequest request(const Target& target, Operation op, const Arguments& args = {});
 
+// An operation as a generator sends it (exploration, request_as_sent): a parameter may be left
+// out, `minutes` is the text sent (a number when it is an integer, "abc"
+// too), the channel is the operation's own, and a database key may have
+// every byte percent-encoded (%XX: the same key to any reader of URIs).
+struct Sent {
+  std::string id;
+  std::string channel;                 // list_aliases, tag, untag, call
+  std::optional<std::string> value;    // db_set
+  std::optional<std::string> tag;      // tag
+  std::optional<std::string> minutes;  // tag
+  std::string caller;                  // call
+  bool every_byte_encoded = false;     // db_get, db_set
+};
+HttpRequest request_as_sent(const Target& target, Operation op, const Sent& sent);
+
 // Paths, percent-encoded, under the base URL (for requests the model does
 // not build: odd methods, odd bodies, labels in messages).
 std::string agents_path();                                              // /api/v1/local-agents

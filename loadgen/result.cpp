@@ -16,6 +16,7 @@
 #include "core/result_keys_envelope.hpp"
 #include "core/result_keys_load.hpp"
 #include "loadgen/outage_result.hpp"
+#include "results/verdict.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
@@ -198,11 +199,11 @@ std::vector<ThresholdVerdict> evaluate(const std::vector<Threshold>& thresholds,
 }
 
 int exit_code_of(const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts) {
-  if (r.violation_count > 0 || proved_nothing(r)) return 1;
+  if (r.violation_count > 0 || proved_nothing(r)) return results::kExitFailed;
   for (const auto& v : verdicts)
-    if (!v.held && !v.deferred) return 1;
-  if (r.interrupted) return 1;  // a load cut short never passes, as an interrupted contract or run
-  return r.invalid.empty() ? 0 : 4;
+    if (!v.held && !v.deferred) return results::kExitFailed;
+  if (r.interrupted) return results::kExitFailed;  // a load cut short never passes, as an interrupted contract or run
+  return r.invalid.empty() ? results::kExitOk : results::kExitCouldNotTell;
 }
 
 int connections_run(const LoadConfig& config, const LoadResult& result) {
@@ -238,7 +239,12 @@ json::object config_json(const LoadConfig& c, const LoadResult& r) {
 
 json::object verdict_json(const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts) {
   const auto incomplete = incomplete_shards(r);  // shards missing from a merge: never a pass
-  const int code = incomplete ? 1 : exit_code_of(r, verdicts);
+  const int measured = exit_code_of(r, verdicts);
+  const auto status = incomplete || r.interrupted          ? results::Status::incomplete
+                      : measured == results::kExitCouldNotTell ? results::Status::unreliable
+                      : measured != results::kExitOk           ? results::Status::failed
+                                                               : results::Status::passed;
+  const int code = results::exit_code_of(status);
   std::string reason;
   auto add = [&reason](const std::string& why) { reason += (reason.empty() ? "" : "; ") + why; };
   if (r.violation_count) add(std::to_string(r.violation_count) + " invariant violation(s)");
@@ -255,13 +261,9 @@ json::object verdict_json(const LoadResult& r, const std::vector<ThresholdVerdic
   if (reason.empty())
     reason = deferred ? "no invariant broke; the thresholds are judged on the merged shards (crh report)"
                       : "no invariant broke and every threshold held";
-  if (code == 4) reason += "; but the load is INVALID (the generator, not the target, limited its figures)";
+  if (code == results::kExitCouldNotTell) reason += "; but the load is INVALID (the generator, not the target, limited its figures)";
   namespace v = k::verdict;
-  const char* status = incomplete || r.interrupted ? "incomplete"
-                       : code == 4                 ? "unreliable"
-                       : code                      ? "failed"
-                                                   : "passed";
-  return json::object{{v::status, status},
+  return json::object{{v::status, results::to_string(status)},
                       {v::exit_code, code},
                       {v::reason, reason},
                       {v::valid, r.invalid.empty()},

@@ -18,6 +18,7 @@
 #include "core/result_keys_run.hpp"
 #include "core/result_view.hpp"
 #include "nightly/figures.hpp"
+#include "results/verdict.hpp"
 
 namespace crh::nightly {
 namespace json = boost::json;
@@ -156,7 +157,9 @@ json::object night_document(const json::object& run, const std::string& report) 
   // whose first nights cannot tell would never gather a window). A failed,
   // unreliable or interrupted night is kept to be seen, never compared against.
   const std::string status = verdict.find(k::verdict::status).str();
-  const bool comparable = (exit_code == 0 || (exit_code == 4 && status == "inconclusive")) &&
+  const auto named = results::status_from(status);
+  const bool comparable = named && results::exit_code_of(*named) == exit_code &&
+                          (named == results::Status::passed || named == results::Status::inconclusive) &&
                           !verdict.find(k::verdict::incomplete).boolean();
   return json::object{
       {"schema", kSchema},
@@ -246,7 +249,8 @@ std::vector<const Night*> comparison_window(const std::vector<Night>& record, co
   for (const auto& n : record) {
     // An accepted night that failed on its figures (1) or could not tell (4)
     // is the new level itself; one that was not measured (3) is not.
-    const bool usable = n.comparable || (is_accepted(n) && (n.exit_code == 1 || n.exit_code == 4));
+    const bool usable =
+        n.comparable || (is_accepted(n) && (n.exit_code == results::kExitFailed || n.exit_code == results::kExitCouldNotTell));
     if (n.fingerprint == fingerprint && usable && n.started_at >= from && n.started_at < before_started_at)
       out.push_back(&n);
   }

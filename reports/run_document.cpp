@@ -20,6 +20,7 @@
 #include "core/result_keys_run.hpp"
 #include "core/result_view.hpp"
 #include "reports/text.hpp"
+#include "results/verdict.hpp"
 
 namespace crh::reports {
 namespace json = boost::json;
@@ -215,13 +216,9 @@ namespace {
 
 // Why the run failed, part by part: the worst exit code of the parts, and a reason per failing part.
 struct Tally {
-  int code = 0;
+  int code = results::kExitOk;
   json::array reasons;
-  // Precedence 2, 3, 1, 4, 0 (DESIGN.md §2): a failure outranks "could not tell".
-  static int rank(int c) { return c == 2 ? 5 : c == 3 ? 4 : c == 1 ? 3 : c == 4 ? 2 : c == 0 ? 0 : 1; }
-  void worst(int c) {
-    if (rank(c) > rank(code)) code = c;
-  }
+  void worst(int c) { code = results::worse_exit(code, c); }  // a failure outranks "could not tell"
 };
 
 void tally_parts(const RunParts& parts, Tally& t) {
@@ -241,7 +238,7 @@ void tally_parts(const RunParts& parts, Tally& t) {
     if (c != 0 && c != 4) t.reasons.emplace_back(scenario + " load: " + verdict.find(v::reason).str());
     // An INVALID load measured the generator: the night cannot tell (exit 4).
     if (const auto valid = verdict.find(v::valid); valid.is_bool() && !valid.boolean()) {
-      t.worst(4);
+      t.worst(results::kExitCouldNotTell);
       t.reasons.emplace_back(scenario + " load: INVALID (the generator, not the target, limited the figures): unreliable");
     }
   }
@@ -255,25 +252,25 @@ void tally_record(const DocView& c, Tally& t) {
     const std::string figure =
         p.find(cp::scenario).str() + " " + p.find(cp::operation).str() + " " + p.find(cp::figure).str();
     if (p.find(cp::pending).boolean()) {
-      t.worst(4);
+      t.worst(results::kExitCouldNotTell);
       t.reasons.emplace_back(figure + " has been beyond the limit since night " + p.find(cp::night).str() +
                              ": could not tell yet (a new level fails once it lasts 3 nights)");
       continue;
     }
     if (!p.find(cp::beyond_limit).boolean()) continue;
-    t.worst(1);
+    t.worst(results::kExitFailed);
     const auto change = p.find(cp::change_pct).maybe_num();
     t.reasons.emplace_back(figure + " moved " + (change ? percent(*change) : "?") +
                            " in steps since night " + p.find(cp::night).str() +
                            " (a change point beyond the limit; accept it with crh report --nights DIR --accept NIGHT)");
   }
   for (const auto& why : c.find(k::comparison::unreliable).items()) {
-    t.worst(4);
+    t.worst(results::kExitCouldNotTell);
     t.reasons.emplace_back("unreliable: " + why.str());
   }
   const auto n = static_cast<long>(c.find(k::comparison::inconclusive).maybe_num().value_or(0));
   if (n > 0) {
-    t.worst(4);
+    t.worst(results::kExitCouldNotTell);
     t.reasons.emplace_back(std::to_string(n) + " figure(s) inconclusive: the record cannot tell a change beyond the "
                            "limit from the nights' noise");
   }
@@ -285,7 +282,7 @@ void tally_comparison(const json::object& comparison, Tally& t) {
   tally_record(c, t);
   const auto n = static_cast<long>(c.find(k::comparison::regressions).maybe_num().value_or(0));
   if (n <= 0) return;
-  t.worst(1);
+  t.worst(results::kExitFailed);
   std::string named;
   int listed = 0;
   for (const auto& f : c.find(k::comparison::figures).items())
@@ -311,29 +308,31 @@ json::object run_document(RunParts parts, std::optional<json::object> comparison
 
   Tally t;
   for (const auto& p : meta.problems) {
-    t.worst(3);
+    t.worst(results::kExitUnreachable);
     t.reasons.emplace_back(p);
   }
   tally_parts(parts, t);
   if (comparison) tally_comparison(*comparison, t);
   if (meta.incomplete) {
-    t.worst(1);
+    t.worst(results::kExitFailed);
     t.reasons.emplace_back("interrupted: the results are incomplete");
   }
   // Exit 3 of a run whose target answered but could not be tested is said so.
   const bool untested =
       meta.problems.empty() && parts.contract &&
-      DocView(*parts.contract).find(k::envelope::verdict).find(k::verdict::status).str() == "untested";
+      DocView(*parts.contract).find(k::envelope::verdict).find(k::verdict::status).str() == results::to_string(results::Status::untested);
   const bool unreliable = comparison && !DocView(*comparison).find(k::comparison::unreliable).items().empty();
   bool invalid_load = false;
   for (const auto& l : parts.loads)
     if (const auto v = DocView(l).find(k::envelope::verdict).find(k::verdict::valid); v.is_bool() && !v.boolean())
       invalid_load = true;
-  const std::string status = t.code == 3       ? (untested ? "untested" : "unreachable")
-                             : meta.incomplete ? "incomplete"
-                             : t.code == 4     ? (unreliable || invalid_load ? "unreliable" : "inconclusive")
-                             : t.code          ? "failed"
-                                               : "passed";
+  using results::Status;
+  const Status status = t.code == results::kExitUnreachable     ? (untested ? Status::untested : Status::unreachable)
+                        : meta.incomplete                         ? Status::incomplete
+                        : t.code == results::kExitCouldNotTell   ? (unreliable || invalid_load ? Status::unreliable
+                                                                                               : Status::inconclusive)
+                        : t.code != results::kExitOk              ? Status::failed
+                                                                  : Status::passed;
   std::string reason;
   for (const auto& r : t.reasons) reason += (reason.empty() ? "" : "; ") + std::string(r.as_string());
   if (reason.empty()) {
@@ -348,7 +347,7 @@ json::object run_document(RunParts parts, std::optional<json::object> comparison
     if (reason.empty()) reason = "nothing ran";
   }
   namespace v = k::verdict;
-  doc[k::envelope::verdict] = json::object{{v::status, status},
+  doc[k::envelope::verdict] = json::object{{v::status, results::to_string(status)},
                                            {v::exit_code, t.code},
                                            {v::reason, reason},
                                            {v::reasons, std::move(t.reasons)},

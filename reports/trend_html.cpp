@@ -1,12 +1,14 @@
-// The trend page: the record of nights drawn, judged by the same gate as a run
-// (nightly::compare_with_nights), rendered by the same comparison section.
+// The trend page: the record of nights drawn from the trend document, with the
+// judgement of the last night that the nightly gate wrote into it, rendered by
+// the run report's comparison section.
 #include "reports/trend_html.hpp"
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <optional>
 
+#include "core/result_keys_trend.hpp"
 #include "core/result_view.hpp"
-#include "nightly/compare.hpp"
 #include "reports/comparison_view.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/svg.hpp"
@@ -14,35 +16,64 @@
 
 namespace crh::reports {
 namespace json = boost::json;
+namespace k = core::keys;
+using core::DocView;
 using html::badge;
 using html::esc;
 using html::whole;
 namespace {
 
-using Nights = std::vector<const nightly::Night*>;
+// A night as the trend document gives it.
+struct DrawnFigure {
+  std::string key;  // "scenario operation figure"
+  std::string unit;
+  double value = 0;
+  std::optional<double> lower, upper;  // its 95% interval, when known
+  bool backed = true;
+};
+
+struct DrawnNight {
+  std::string id, started_at, status, reason, fingerprint, tool_version, cpu, report;
+  int exit_code = 0, cores = 0;
+  bool comparable = false;
+  std::vector<DrawnFigure> figures;
+
+  const DrawnFigure* find(const std::string& key) const {
+    const auto it = std::find_if(figures.begin(), figures.end(), [&](const DrawnFigure& f) { return f.key == key; });
+    return it == figures.end() ? nullptr : &*it;
+  }
+};
+
+DrawnNight drawn_night(const DocView& n) {
+  namespace t = k::trend_night;
+  namespace f = k::night_figure;
+  DrawnNight out{n.find(t::night).str(),    n.find(t::started_at).str(),   n.find(t::status).str(),
+                 n.find(t::reason).str(),   n.find(t::fingerprint).str(),  n.find(t::tool_version).str(),
+                 n.find(t::cpu).str(),      n.find(t::report).str(),
+                 static_cast<int>(n.find(t::exit_code).maybe_num().value_or(0)),
+                 static_cast<int>(n.find(t::cores).maybe_num().value_or(0)),
+                 n.find(t::comparable).is_bool() && n.find(t::comparable).boolean(),
+                 {}};
+  for (const auto& x : n.find(t::figures).items())
+    out.figures.push_back({x.find(f::scenario).str() + " " + x.find(f::operation).str() + " " + x.find(f::figure).str(),
+                           x.find(f::unit).str(), x.find(f::value).num(), x.find(f::lower).maybe_num(),
+                           x.find(f::upper).maybe_num(), !x.find(f::backed).is_bool() || x.find(f::backed).boolean()});
+  return out;
+}
+
+using Nights = std::vector<const DrawnNight*>;
 
 // "11-25 22:45" of an ISO time: a tick label that fits.
 std::string short_time(const std::string& iso) { return iso.size() >= 16 ? iso.substr(5, 5) + " " + iso.substr(11, 5) : iso; }
 
-std::string night_link(const nightly::Night& n, const std::string& text) {
+std::string night_link(const DrawnNight& n, const std::string& text) {
   return n.report.empty() ? esc(text) : "<a href=\"" + esc(n.report) + "\">" + esc(text) + "</a>";
 }
 
-std::string verdict_box(const nightly::Night& last) {
+std::string verdict_box(const DrawnNight& last) {
   return "<div class=\"verdict " + esc(html::class_name(last.status)) + "\"><strong>" + status_label(last.status) +
          "</strong> (exit code " + std::to_string(last.exit_code) + ") — the last night, " +
          night_link(last, last.id) + ", " + esc(last.started_at) + "<p>" + esc(last.reason) + "</p></div>\n";
-}
-
-// Tonight's side of the gate, as the last night measured it.
-nightly::Tonight tonight_of(const nightly::Night& last) {
-  nightly::Tonight t;
-  t.figures = last.figures;
-  t.fingerprint = last.fingerprint;
-  t.started_at = last.started_at;
-  t.tool_version = last.tool_version;
-  t.cpu = last.cpu;
-  return t;
 }
 
 // Machine and version changes between consecutive nights, and accepted levels, as markers.
@@ -75,16 +106,15 @@ std::string figure_chart(const Nights& nights, const std::string& key, const Sho
     const auto* f = n.find(key);
     if (!f) continue;
     unit = f->unit;
-    const auto& e = f->estimate;
     const auto x = static_cast<double>(i);
     auto& s = n.comparable ? compared : apart;
-    s.points.emplace_back(x, e.value);
-    std::string title = n.id + " (" + n.status + "): " + format_figure(f->unit, e.value);
-    if (e.lower && e.upper) {
-      s.whiskers.push_back({x, *e.lower, *e.upper, !n.comparable || !e.backed});
-      title += " [" + format_figure(f->unit, *e.lower) + ", " + format_figure(f->unit, *e.upper) + "]";
+    s.points.emplace_back(x, f->value);
+    std::string title = n.id + " (" + n.status + "): " + format_figure(f->unit, f->value);
+    if (f->lower && f->upper) {
+      s.whiskers.push_back({x, *f->lower, *f->upper, !n.comparable || !f->backed});
+      title += " [" + format_figure(f->unit, *f->lower) + ", " + format_figure(f->unit, *f->upper) + "]";
     }
-    if (!e.backed) title += ", not backed";
+    if (!f->backed) title += ", not backed";
     s.marks.push_back({n.report, title, !n.comparable});
   }
   const auto last_x = static_cast<double>(nights.size() - 1);
@@ -130,28 +160,28 @@ std::string nights_table(const Nights& nights, const std::string& title) {
 
 }  // namespace
 
-std::string trend_html(const std::vector<nightly::Night>& record, const std::vector<std::string>& accepted,
-                       const TrendOptions& options) {
-  std::string out = html::page_start("crh nights: " + options.dir) + "<h1>crh nights</h1>\n<p class=\"meta\">Record <code>" +
-                    esc(options.dir) + "</code>: " + std::to_string(record.size()) + " night(s).</p>\n";
+std::string trend_html(const json::object& trend) {
+  const DocView d(trend);
+  const std::string dir = d.find(k::trend::dir).str();
+  std::vector<DrawnNight> record;
+  for (const auto& n : d.find(k::trend::nights).items()) record.push_back(drawn_night(n));
+  std::vector<std::string> accepted;
+  for (const auto& a : d.find(k::trend::accepted).items()) accepted.push_back(a.str());
+  std::string out = html::page_start("crh nights: " + dir) + "<h1>crh nights</h1>\n<p class=\"meta\">Record <code>" +
+                    esc(dir) + "</code>: " + std::to_string(record.size()) + " night(s).</p>\n";
   if (record.empty()) return out + "<p>No night recorded yet.</p>\n</body>\n</html>\n";
   const auto& last = record.back();
   Nights mine, others;
   for (const auto& n : record) (n.fingerprint == last.fingerprint ? mine : others).push_back(&n);
 
-  // The last night judged by the gate against the record as it is now.
-  const json::object comparison =
-      nightly::compare_with_nights(tonight_of(last), record, accepted, options.dir, options.limit_pct);
-  const core::DocView doc(comparison);
+  // The last night as the nightly gate judged it against the record (nightly/trend.cpp).
+  const auto doc = d.find(k::trend::comparison);
   const ShownComparison c = read_comparison(doc);
-  const auto window = nightly::comparison_window(record, last.fingerprint, accepted, last.started_at);
   double window_from = static_cast<double>(mine.size() - 1);
-  const auto* first_used = window.size() > nightly::kWindow ? window[window.size() - nightly::kWindow]
-                           : window.empty()                 ? nullptr
-                                                            : window.front();
+  const auto window_first = d.find(k::trend::window_first);  // null: no night to compare with
+  const std::string first_used = window_first.is_string() ? window_first.str() : "";
   for (std::size_t i = 0; i < mine.size(); ++i)
-    if (mine[i] == first_used) window_from = static_cast<double>(i);
-
+    if (!first_used.empty() && mine[i]->id == first_used) window_from = static_cast<double>(i);
   out += verdict_box(last);
   out += "<nav><a href=\"#comparison\">the last night against the record</a><a href=\"#figures\">figures over the "
          "nights</a><a href=\"#nights\">nights</a></nav>\n";
@@ -167,7 +197,7 @@ std::string trend_html(const std::vector<nightly::Night>& record, const std::vec
   for (const auto& f : c.figures) keys.push_back(f.name());  // the worst first, as judged
   for (const auto* n : mine)
     for (const auto& f : n->figures)
-      if (std::find(keys.begin(), keys.end(), f.key()) == keys.end()) keys.push_back(f.key());
+      if (std::find(keys.begin(), keys.end(), f.key) == keys.end()) keys.push_back(f.key);
   for (const auto& key : keys) {
     const auto judged = std::find_if(c.figures.begin(), c.figures.end(), [&](const ShownFigure& f) { return f.name() == key; });
     out += figure_chart(mine, key, judged == c.figures.end() ? nullptr : &*judged, window_from, markers, c);

@@ -6,21 +6,15 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "nightly/record.hpp"
+#include <boost/json/object.hpp>
 
 namespace crh::reports {
 
-struct TrendOptions {
-  std::string dir;         // the record's folder, as named on the page
-  double limit_pct = 20;   // --max-regression
-};
-
-// `record` oldest first (nightly::read_nights), `accepted` the accepted
-// nights' ids (nightly::accepted_nights). The nights drawn are those of the
-// last night's settings (fingerprint); nights of other settings are listed.
-std::string trend_html(const std::vector<nightly::Night>& record, const std::vector<std::string>& accepted,
-                       const TrendOptions& options = {});
+// Draws the trend document (core/result_keys_trend.hpp; nightly::trend_document
+// writes it, with the gate's judgement of the last night). The nights drawn
+// are those of the last night's settings (fingerprint); nights of other
+// settings are listed.
+std::string trend_html(const boost::json::object& trend);
 
 }  // namespace crh::reports

@@ -7,7 +7,7 @@
 #include <boost/json.hpp>
 
 #include "core/result_keys_capture.hpp"
-#include "exit_codes.hpp"
+#include "results/verdict.hpp"
 #include "flags.hpp"
 
 namespace crh::runners {
@@ -27,7 +27,7 @@ CaptureSession::~CaptureSession() {
 }
 
 int CaptureSession::start(const CaptureFlags& flags, const core::Target& target, const std::string& command) {
-  if (flags.file.empty()) return kExitOk;
+  if (flags.file.empty()) return results::kExitOk;
   impl_->asked = true;
   capture::LiveConfig config;
   config.file = flags.file;
@@ -50,17 +50,17 @@ int CaptureSession::start(const CaptureFlags& flags, const core::Target& target,
   }
   impl_->live.emplace(std::move(config));
   const auto& summary = impl_->live->summary();
-  if (summary.made) return kExitOk;
+  if (summary.made) return results::kExitOk;
   impl_->summary = summary;
   impl_->stopped = true;
   if (flags.required) {
     std::cerr << command << ": --capture-required: no capture made: " << summary.not_made << "\n";
-    return kExitUnreachable;
+    return results::kExitUnreachable;
   }
   // Said once, here; the result document and the summary repeat it as data.
   std::cerr << command << ": no capture made: " << summary.not_made
             << "; the run goes on without it (--capture-required makes this an error)\n";
-  return kExitOk;
+  return results::kExitOk;
 }
 
 bool CaptureSession::asked() const { return impl_->asked; }

@@ -15,7 +15,7 @@
 #include "core/result_keys_contract.hpp"
 #include "core/result_keys_envelope.hpp"
 #include "documents.hpp"
-#include "exit_codes.hpp"
+#include "results/verdict.hpp"
 #include "flags.hpp"
 #include "interrupt.hpp"
 #include "reference/server.hpp"
@@ -34,10 +34,10 @@ int list_checks() {
     std::cout << "  " << c.id << "  [" << contracts::to_string(c.severity) << rules << "]"
               << (c.slow ? " (--slow)" : "") << "\n      " << c.summary << "\n";
   }
-  return kExitOk;
+  return results::kExitOk;
 }
 
-// The run's options from the flags. Returns kExitUsage after printing why
+// The run's options from the flags. Returns results::kExitUsage after printing why
 // when a suite, check or profile is wrong.
 int prepare_run(const ContractOptions& o, contracts::RunOptions& run) {
   o.contract.apply_to(run);
@@ -55,9 +55,9 @@ int prepare_run(const ContractOptions& o, contracts::RunOptions& run) {
     }
   } catch (const std::exception& e) {
     std::cerr << "crh contract: " << e.what() << "\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
-  return kExitOk;
+  return results::kExitOk;
 }
 
 // The explore suite runs: selected and given operations.

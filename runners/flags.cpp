@@ -8,7 +8,7 @@
 
 #include "contracts/runner.hpp"
 #include "core/result_keys_contract.hpp"
-#include "exit_codes.hpp"
+#include "results/verdict.hpp"
 #include "loadgen/engine.hpp"
 
 namespace crh::runners {
@@ -37,7 +37,7 @@ core::Target TargetFlags::target() const {
 int with_output_problems(const std::string& command, const std::vector<std::string>& problems, int exit_code) {
   for (const auto& problem : problems) {
     std::cerr << command << ": " << problem << "\n";
-    exit_code = worse_exit(exit_code, kExitUsage);
+    exit_code = results::worse_exit(exit_code, results::kExitUsage);
   }
   return exit_code;
 }

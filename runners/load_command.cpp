@@ -13,7 +13,7 @@
 #include "core/profile.hpp"
 #include "core/outside.hpp"
 #include "documents.hpp"
-#include "exit_codes.hpp"
+#include "results/verdict.hpp"
 #include "flags.hpp"
 #include "interrupt.hpp"
 #include "load_session.hpp"
@@ -27,7 +27,7 @@ namespace crh::runners {
 namespace {
 
 // The texts a typo can break, read before the target is touched. Returns
-// kExitUsage after printing why.
+// results::kExitUsage after printing why.
 int parse_load_texts(const LoadOptions& o, loadgen::LoadConfig& config, std::vector<loadgen::Threshold>& thresholds) {
   try {
     config.scenario = parse_scenario(o.scenario);
@@ -49,9 +49,9 @@ int parse_load_texts(const LoadOptions& o, loadgen::LoadConfig& config, std::vec
     }
   } catch (const std::exception& e) {
     std::cerr << "crh load: " << e.what() << "\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
-  return kExitOk;
+  return results::kExitOk;
 }
 
 void apply_load_numbers(const LoadOptions& o, loadgen::LoadConfig& config) {

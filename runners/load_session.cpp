@@ -11,7 +11,7 @@
 #include "capture_session.hpp"
 #include "core/outside.hpp"
 #include "core/result_envelope.hpp"
-#include "exit_codes.hpp"
+#include "results/verdict.hpp"
 #include "interrupt.hpp"
 #include "loadgen/history.hpp"
 #include "loadgen/result.hpp"
@@ -88,7 +88,7 @@ LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vecto
   try {
     discovery = loadgen::discover(config, found);
   } catch (const loadgen::SetupError& e) {
-    session.exit_code = kExitUnreachable;
+    session.exit_code = results::kExitUnreachable;
     session.error = core::composed(e.what());
     return session;
   }
@@ -110,10 +110,10 @@ LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vecto
     result = loadgen::run_load(run_config, discovery, progress);
     failed = false;
   } catch (const loadgen::HistoryError& e) {
-    session.exit_code = kExitUsage;  // --history names a file that cannot be written: the run's own configuration
+    session.exit_code = results::kExitUsage;  // --history names a file that cannot be written: the run's own configuration
     session.error = core::composed(e.what());
   } catch (const std::exception& e) {
-    session.exit_code = kExitUnreachable;
+    session.exit_code = results::kExitUnreachable;
     session.error = core::composed(e.what());
   }
   if (capture) capture->stop();  // the file is whole from here on

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "results/verdict.hpp"
 #include "flags.hpp"
 #include "loadgen/options.hpp"
 #include "nights_session.hpp"
@@ -304,10 +304,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    return app.exit(e) == 0 ? crh::results::kExitOk : crh::results::kExitUsage;
   }
   for (const auto& c : commands)
     if (c.app->parsed()) return c.run();
   std::cerr << app.help();
-  return kExitUsage;
+  return crh::results::kExitUsage;
 }

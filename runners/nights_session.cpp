@@ -12,6 +12,7 @@
 #include "core/result_view.hpp"
 #include "nightly/compare.hpp"
 #include "nightly/figures.hpp"
+#include "nightly/trend.hpp"
 #include "reports/trend_html.hpp"
 
 namespace crh::runners {
@@ -63,8 +64,8 @@ int write_trend_page(const std::string& dir, const std::string& html_file, doubl
       std::cerr << command << ": --nights " << dir << ": no night recorded there: nothing to draw\n";
       return 2;
     }
-    core::write_file_atomically(html_file, reports::trend_html(record, nightly::accepted_nights(dir),
-                                                               {.dir = dir, .limit_pct = max_regression_pct}));
+    core::write_file_atomically(html_file, reports::trend_html(nightly::trend_document(
+                                               record, nightly::accepted_nights(dir), dir, max_regression_pct)));
     std::cout << "trend page: " << html_file << " (" << record.size() << " night(s))\n";
     return 0;
   } catch (const std::exception& e) {

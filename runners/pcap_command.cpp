@@ -14,7 +14,7 @@
 #include "core/output_file.hpp"
 #include "core/outside.hpp"
 #include "core/profile.hpp"
-#include "exit_codes.hpp"
+#include "results/verdict.hpp"
 #include "flags.hpp"
 #include "reports/junit.hpp"
 #include "reports/pcap_report.hpp"
@@ -30,7 +30,7 @@ int run_pcap_check(const PcapOptions& o) {
     if (!o.profile_file.empty()) config.profile = core::load_profile(o.profile_file);
   } catch (const std::exception& e) {
     std::cerr << "crh pcap check: " << e.what() << "\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
   // The key the user holds is hidden too, wherever a target echoed it; every
   // Apikey value the capture holds is hidden by the check itself.
@@ -43,7 +43,7 @@ int run_pcap_check(const PcapOptions& o) {
     report = capture::check_capture(o.file, config);
   } catch (const capture::CaptureFileError& e) {
     std::cerr << "crh pcap check: " << e.what() << "\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
   report.file = o.file;
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - clock).count();
@@ -67,7 +67,7 @@ int render_pcap_document(const json::object& doc, const OutputFlags& output, con
   write(output.junit_file, [&] { return reports::junit_xml(value); });
   write(output.html_file, [&] { return reports::pcap_html(value); });
   const auto* verdict = doc.if_contains("verdict");
-  int exit_code = kExitUsage;
+  int exit_code = results::kExitUsage;
   if (verdict && verdict->is_object())
     if (const auto* code = verdict->get_object().if_contains("exit_code"); code && code->is_int64())
       exit_code = static_cast<int>(code->get_int64());

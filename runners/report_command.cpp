@@ -13,7 +13,7 @@
 #include "core/result_keys_envelope.hpp"
 #include "core/result_keys_run.hpp"
 #include "documents.hpp"
-#include "exit_codes.hpp"
+#include "results/verdict.hpp"
 #include "flags.hpp"
 #include "nights_session.hpp"
 #include "nightly/record.hpp"
@@ -49,9 +49,9 @@ int run_nights_command(const ReportOptions& o) {
     }
   } catch (const std::exception& e) {
     std::cerr << "crh report: " << e.what() << "\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
-  if (o.output.html_file.empty()) return kExitOk;
+  if (o.output.html_file.empty()) return results::kExitOk;
   return write_trend_page(o.nights.dir, o.output.html_file, o.baseline.max_regression, "crh report");
 }
 
@@ -61,20 +61,20 @@ int run_report_command(const ReportOptions& o) {
   if (o.results.empty()) {
     if (o.nights.dir.empty()) {
       std::cerr << "crh report: no result given (RESULT.json..., or --nights DIR for the trend page)\n";
-      return kExitUsage;
+      return results::kExitUsage;
     }
     return run_nights_command(o);
   }
   if (!o.nights.accept.empty()) {
     std::cerr << "crh report: --accept takes no result: crh report --nights DIR --accept NIGHT\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
   for (const auto& file : o.results)
     if (auto pcap = pcap_document(file)) {
       if (o.results.size() > 1 || !o.baseline.file.empty()) {
         std::cerr << "crh report: " << file
                   << " is a crh pcap check result: it renders alone (no other results, no --baseline)\n";
-        return kExitUsage;
+        return results::kExitUsage;
       }
       return render_pcap_document(*pcap, o.output, "crh report");
     }
@@ -91,7 +91,7 @@ int run_report_command(const ReportOptions& o) {
     }
   } catch (const std::exception& e) {
     std::cerr << "crh report: " << e.what() << "\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
 
   reports::RunMeta meta = meta_of(documents, true);
@@ -108,7 +108,7 @@ int run_report_command(const ReportOptions& o) {
                                        o.baseline.max_regression);
     } catch (const std::exception& e) {
       std::cerr << "crh report: --nights " << o.nights.dir << ": cannot be compared (" << e.what() << ")\n";
-      return kExitUsage;
+      return results::kExitUsage;
     }
   }
 
@@ -119,7 +119,7 @@ int run_report_command(const ReportOptions& o) {
   if (!o.nights.dir.empty())
     if (auto problem = record_night(o.nights, doc, o.output.html_file)) {
       std::cerr << "crh report: " << *problem << "\n";
-      exit_code = worse_exit(exit_code, kExitUsage);
+      exit_code = results::worse_exit(exit_code, results::kExitUsage);
     }
   const bool tty = ::isatty(STDOUT_FILENO) == 1;
   try {
@@ -127,7 +127,7 @@ int run_report_command(const ReportOptions& o) {
   } catch (const std::exception& e) {
     std::cerr << "crh report: a result lacks what its kind must hold (" << e.what()
               << "); was it written by this crh?\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
   return exit_code;
 }

@@ -19,7 +19,7 @@
 #include "core/result_keys_envelope.hpp"
 #include "core/result_keys_run.hpp"
 #include "documents.hpp"
-#include "exit_codes.hpp"
+#include "results/verdict.hpp"
 #include "flags.hpp"
 #include "interrupt.hpp"
 #include "load_session.hpp"
@@ -274,7 +274,7 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
                const std::optional<json::object>& baseline, CaptureSession& capture) {
   const auto& o = ctx.o;
   std::optional<json::object> comparison;
-  int exit_code = kExitOk;
+  int exit_code = results::kExitOk;
   try {
     if (baseline)
       comparison =
@@ -285,19 +285,19 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
   } catch (const std::exception& e) {
     std::cerr << "crh run: " << (baseline ? "--baseline " + o.baseline.file : "--nights " + o.nights.dir)
               << ": cannot be compared (" << e.what() << ")\n";
-    exit_code = kExitUsage;
+    exit_code = results::kExitUsage;
   }
   json::value doc = reports::run_document(std::move(parts), std::move(comparison), meta);
   capture.add_to(doc.as_object());  // one capture of the whole run
   core::redact_values(doc);  // a value the target sent that a message quotes whole
   namespace keys = core::keys;
   const auto& verdict = doc.at(keys::envelope::verdict);
-  exit_code = worse_exit(exit_code, static_cast<int>(verdict.at(keys::verdict::exit_code).to_number<long>()));
+  exit_code = results::worse_exit(exit_code, static_cast<int>(verdict.at(keys::verdict::exit_code).to_number<long>()));
   exit_code = with_output_problems("crh run", write_outputs(doc.as_object(), o.output.files()), exit_code);
   if (!o.nights.dir.empty())  // every night is recorded, the failed and the interrupted too
     if (auto problem = record_night(o.nights, doc.as_object(), o.output.html_file)) {
       std::cerr << "crh run: " << *problem << "\n";
-      exit_code = worse_exit(exit_code, kExitUsage);
+      exit_code = results::worse_exit(exit_code, results::kExitUsage);
     }
   const auto& out = o.output;
   std::cout << reports::run_closing(doc.as_object(), style_of(ctx));  // the parts were shown as they ended
@@ -314,7 +314,7 @@ int run_run_command(const RunCommandOptions& o) {
   const auto started = std::chrono::system_clock::now();
   const auto clock_start = std::chrono::steady_clock::now();
   const auto inputs = read_inputs(o);
-  if (!inputs) return kExitUsage;
+  if (!inputs) return results::kExitUsage;
 
   RunContext ctx{.o = o, .target = o.target.target()};
   ctx.target.dialect = inputs->profile.dialect;

@@ -4,7 +4,7 @@
 
 #include "api_key.hpp"
 #include "commands.hpp"
-#include "exit_codes.hpp"
+#include "results/verdict.hpp"
 #include "reference/server.hpp"
 
 namespace crh::runners {
@@ -28,18 +28,18 @@ int run_serve(const ServeOptions& o) {
   using namespace crh::reference;
   if (o.list_faults) {
     for (const auto& f : all_faults()) std::cout << f.name << "\t" << f.description << "\n";
-    return kExitOk;
+    return results::kExitOk;
   }
   if (o.list_mutants) {
     for (const auto& m : all_mutants())
       std::cout << m.name << "\t" << m.kind << "\t" << m.description << "\t" << m.rule << "\n";
-    return kExitOk;
+    return results::kExitOk;
   }
   ServerConfig config;
   if (!split_listen(o.listen, config.host, config.port)) {
     std::cerr << "crh serve: --listen expects HOST:PORT (for example 127.0.0.1:8080 or [::1]:0), got \""
               << o.listen << "\"\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
   config.sip_listen = !o.sip.empty() && o.sip.front() == ':' ? "0.0.0.0" + o.sip : o.sip;
   config.sip_t1 = std::chrono::milliseconds(o.sip_t1_ms);
@@ -51,7 +51,7 @@ int run_serve(const ServeOptions& o) {
     if (!fault) {
       std::cerr << "crh serve: unknown fault mode \"" << name
                 << "\"; `crh serve --list-faults` lists them\n";
-      return kExitUsage;
+      return results::kExitUsage;
     }
     config.service.faults.add(*fault);
   }
@@ -59,7 +59,7 @@ int run_serve(const ServeOptions& o) {
     auto mutant = mutant_by_name(name);
     if (!mutant) {
       std::cerr << "crh serve: unknown mutant \"" << name << "\"; `crh serve --list-mutants` lists them\n";
-      return kExitUsage;
+      return results::kExitUsage;
     }
     config.service.mutants.add(*mutant);
   }
@@ -75,7 +75,7 @@ int run_serve(const ServeOptions& o) {
     config.service.api_key = *key;
   } catch (const std::exception& e) {
     std::cerr << "crh serve: " << e.what() << "\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
 
   Server server(std::move(config));
@@ -83,7 +83,7 @@ int run_serve(const ServeOptions& o) {
     server.start();
   } catch (const std::exception& e) {
     std::cerr << "crh serve: " << e.what() << "\n";
-    return kExitUnreachable;
+    return results::kExitUnreachable;
   }
   std::string faults;
   for (const auto& f : o.faults) faults += (faults.empty() ? "" : ",") + f;
@@ -100,7 +100,7 @@ int run_serve(const ServeOptions& o) {
   }
   int signo = server.run_until_signal();
   std::cout << "crh serve: stopped on signal " << signo << std::endl;
-  return kExitOk;
+  return results::kExitOk;
 }
 
 }  // namespace crh::runners

@@ -4,7 +4,7 @@
 
 #include "api_key.hpp"
 #include "core/redact.hpp"
-#include "exit_codes.hpp"
+#include "results/verdict.hpp"
 
 namespace crh::runners {
 
@@ -12,7 +12,7 @@ int set_up_target(const TargetChoice& choice, core::Target& target, std::unique_
   std::string why;
   if (!choice.call_driver_problem.empty()) {
     std::cerr << choice.command << ": " << choice.call_driver_problem << "\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
   if (choice.base_url.empty()) {
     reference::ServerConfig config;
@@ -30,16 +30,16 @@ int set_up_target(const TargetChoice& choice, core::Target& target, std::unique_
       embedded->start();
     } catch (const std::exception& e) {
       std::cerr << choice.command << ": cannot start the embedded reference service: " << e.what() << "\n";
-      return kExitUnreachable;
+      return results::kExitUnreachable;
     }
     target.base = *core::parse_base_url(embedded->base_url(), why);
     if (embedded_sip) target.calls.sip_target = {.host = "127.0.0.1", .port = embedded->sip_port()};
-    return kExitOk;
+    return results::kExitOk;
   }
   auto base = core::parse_base_url(choice.base_url, why);
   if (!base) {
     std::cerr << choice.command << ": --base-url: " << why << "\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
   target.base = *base;
   try {
@@ -48,7 +48,7 @@ int set_up_target(const TargetChoice& choice, core::Target& target, std::unique_
       std::cerr << choice.command
                 << ": no API key: set CRH_API_KEY or pass --api-key-file FILE "
                    "(never the key itself as a flag: flag values show in ps)\n";
-      return kExitUsage;
+      return results::kExitUsage;
     }
     target.api_key = *key;
     if (core::key_is_short(target.api_key))
@@ -60,9 +60,9 @@ int set_up_target(const TargetChoice& choice, core::Target& target, std::unique_
                 << core::kMinRedactableKey << " characters for a run whose outputs you share.\n";
   } catch (const std::exception& e) {
     std::cerr << choice.command << ": " << e.what() << "\n";
-    return kExitUsage;
+    return results::kExitUsage;
   }
-  return kExitOk;
+  return results::kExitOk;
 }
 
 }  // namespace crh::runners

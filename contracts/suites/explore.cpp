@@ -20,21 +20,6 @@ using explore::Step;
 using Endpoint = core::api::Operation;
 using Clock = std::chrono::steady_clock;
 
-std::string encode_every_byte(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) out += {'%', hex[c >> 4], hex[c & 15]};
-  return out;
-}
-
-bool is_integer(const std::string& s) {
-  std::size_t i = (!s.empty() && s[0] == '-') ? 1 : 0;
-  if (i == s.size() || s.size() > 18) return false;
-  for (; i < s.size(); ++i)
-    if (s[i] < '0' || s[i] > '9') return false;
-  return true;
-}
-
 // The live target: requests built as the dialect says, the key in the form
 // the step names, and the janitor told what may need putting back.
 class LiveWire final : public explore::Wire {
@@ -115,35 +100,14 @@ class LiveWire final : public explore::Wire {
   const core::Target& target() const { return ctx_.target(); }
 
   core::HttpRequest build(const oracle::Operation& op, const Step& step) const {
-    const auto enc = target().dialect.encoding;
-    core::HttpRequest r;
-    switch (op.endpoint) {
-      case Endpoint::db_set: {
-        std::vector<core::Param> params;
-        if (op.value) params.push_back({"value", *op.value});
-        r = core::build_request("POST", core::api::database_path(op.id), params, enc);
-        break;
-      }
-      case Endpoint::tag: {
-        std::vector<core::Param> params;
-        if (op.tag) params.push_back({"tag", *op.tag});
-        if (op.minutes) params.push_back({"minutes", *op.minutes, is_integer(*op.minutes)});
-        r = core::build_request("POST", core::api::tag_path(op.channel), params, enc);
-        break;
-      }
-      case Endpoint::call: {
-        const auto& hook = target().dialect.call_hook;
-        r = core::build_request(hook.method, hook.path_for(op.channel, op.id), {{hook.parameter, op.caller}}, enc);
-        break;
-      }
-      case Endpoint::untag: r = core::build_request("DELETE", core::api::delete_tag_path(op.channel, op.id), {}, enc); break;
-      case Endpoint::list_aliases: r = core::build_request("GET", core::api::aliases_path(op.channel), {}, enc); break;
-      default: r = core::api::request(target(), op.endpoint, {.id = op.id}); break;
-    }
-    if (step.encode_all) {  // the key's every byte as %XX: the same key to any reader of URIs
-      const std::string plain = core::api::database_path(op.id), every = "/database/" + encode_every_byte(op.id);
-      if (r.target.starts_with(plain)) r.target.replace(0, plain.size(), every);
-    }
+    core::HttpRequest r = core::api::request_as_sent(target(), op.endpoint,
+                                             core::api::Sent{.id = op.id,
+                                                             .channel = op.channel,
+                                                             .value = op.value,
+                                                             .tag = op.tag,
+                                                             .minutes = op.minutes,
+                                                             .caller = op.caller,
+                                                             .every_byte_encoded = step.encode_all});
     if (step.trailing_slash) r.target.insert(std::min(r.target.find('?'), r.target.size()), "/");
     const std::string& key = target().api_key;
     const std::string& wrong = ctx_.run().wrong_key;

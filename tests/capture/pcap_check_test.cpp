@@ -137,7 +137,7 @@ TEST(PcapCheck, MissingKeyAnsweredWithSuccessFailsWithItsFrames) {
   EXPECT_EQ(c.evidence[0].response_last, 8u);
   EXPECT_EQ(c.evidence[0].stream, 3u);
   EXPECT_EQ(r.requests_without_key, 2u);
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.verdict.exit_code(), 1);
   const auto line = evidence_line(c.evidence[0], 1'700'000'000'000'000'000);
   EXPECT_NE(line.find("frames 5–8 (tcp.stream 3, "), std::string::npos) << line;
   EXPECT_NE(line.find("GET /database/k → HTTP 200"), std::string::npos) << line;
@@ -149,8 +149,8 @@ TEST(PcapCheck, RefusedRequestsWithoutKeyPass) {
   const auto r = judge({w.make("GET", "/api/v1/local-agents", 401, R"({"msg":"no key"})", "", false),
                         w.make("GET", "/api/v1/local-agents", 200, R"({"agents":[]})")});
   EXPECT_EQ(check(r, "capture.auth.missing-key").outcome, "pass");
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.status, "passed");
+  EXPECT_EQ(r.verdict.exit_code(), 0);
+  EXPECT_EQ(r.verdict.status, results::Status::passed);
 }
 
 TEST(PcapCheck, ServerErrorFails) {
@@ -173,10 +173,10 @@ TEST(PcapCheck, ErrorWithoutMsgFailsAndErrorWithMsgPasses) {
   Wire w;
   auto bad = judge({w.make("GET", "/database/nope", 404, R"({"error":"x"})")});
   EXPECT_EQ(check(bad, "capture.error-shape").outcome, "fail");
-  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.verdict.exit_code(), 1);
   auto good = judge({w.make("GET", "/database/nope", 404, R"({"msg":"no such key"})")});
   EXPECT_EQ(check(good, "capture.error-shape").outcome, "pass");
-  EXPECT_EQ(good.exit_code, 0);
+  EXPECT_EQ(good.verdict.exit_code(), 0);
 }
 
 TEST(PcapCheck, SuccessOtherThan200Fails) {
@@ -194,8 +194,8 @@ TEST(PcapCheck, IncompleteExchangeIsNeverJudged) {
   EXPECT_EQ(check(r, "capture.no-5xx").outcome, "indeterminate");
   EXPECT_EQ(check(r, "capture.json-bodies").violations, 0u);
   EXPECT_EQ(r.not_judged_incomplete, 2u);
-  EXPECT_EQ(r.status, "untested");  // nothing judged: never a pass
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.verdict.status, results::Status::untested);  // nothing judged: never a pass
+  EXPECT_EQ(r.verdict.exit_code(), 3);
 }
 
 TEST(PcapCheck, SnoozeShapedUnlikeTheGetFails) {
@@ -252,12 +252,12 @@ TEST(PcapCheck, TagAnswerWithoutAnIdIsAShouldFinding) {
   const auto r = judge({w.make("POST", "/channels/1/alias-numbers/tag", 200, R"({"number":"+1555"})",
                                "tag=t&minutes=5")});
   EXPECT_EQ(check(r, "capture.tag-answer").outcome, "warn");
-  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.verdict.exit_code(), 0);
   Wire w2;
   const auto s = judge({w2.make("POST", "/channels/1/alias-numbers/tag", 200, R"({"number":"+1555"})",
                                 "tag=t&minutes=5")},
                        strict);
-  EXPECT_EQ(s.exit_code, 1);
+  EXPECT_EQ(s.verdict.exit_code(), 1);
 }
 
 // A tag of alias 3, then calls; each call lasts 1 ms and they follow each other.
@@ -288,7 +288,7 @@ TEST(PcapCheck, BindingLastCallerWinsFailsNamingTheCallsFrames) {
   EXPECT_NE(c.evidence[0].what.find("connected-after-bound"), std::string::npos) << c.evidence[0].what;
   EXPECT_NE(c.evidence[0].what.find("call frames 5–8"), std::string::npos) << c.evidence[0].what;
   EXPECT_NE(c.evidence[0].what.find("call frames 9–12"), std::string::npos) << c.evidence[0].what;
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.verdict.exit_code(), 1);
 }
 
 TEST(PcapCheck, BindingBoundCallerRefusedFails) {
@@ -356,7 +356,7 @@ TEST(PcapCheck, ReadsACaptureFileAndNamesItsFrames) {
   ASSERT_EQ(c.evidence.size(), 1u);
   EXPECT_EQ(c.evidence[0].request_first, 4u);  // after the three frames of the handshake
   EXPECT_EQ(c.evidence[0].response_last, 5u);
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.verdict.exit_code(), 1);
   EXPECT_THROW(check_capture(path + ".absent", {}), CaptureFileError);
 }
 
@@ -383,8 +383,8 @@ TEST(PcapCheck, NoEvidenceOrDocumentHoldsTheKey) {
 
 TEST(PcapCheck, NothingToJudgeIsUntestedAndSkipsWithReasons) {
   const auto r = judge({});
-  EXPECT_EQ(r.status, "untested");
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.verdict.status, results::Status::untested);
+  EXPECT_EQ(r.verdict.exit_code(), 3);
   EXPECT_EQ(check(r, "capture.binding").outcome, "skip");
   EXPECT_FALSE(check(r, "capture.binding").message.empty());
 }
@@ -445,7 +445,7 @@ TEST(PcapCheck, TrafficThatIsNotTheApiIsCountedNotJudged) {
   EXPECT_EQ(r.other_exchanges, 1u);
   EXPECT_EQ(r.api_exchanges, 1u);
   EXPECT_EQ(r.requests_without_key, 0u);
-  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.verdict.exit_code(), 0);
 }
 
 TEST(PcapCheck, NoExchangeOfTheApiIsUntestedWhateverElseWasSeen) {
@@ -458,9 +458,9 @@ TEST(PcapCheck, NoExchangeOfTheApiIsUntestedWhateverElseWasSeen) {
                        config);
   EXPECT_EQ(r.api_exchanges, 0u);
   EXPECT_EQ(r.other_exchanges, 2u);
-  EXPECT_EQ(r.status, "untested");
-  EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.reason.find("--base-path"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.verdict.status, results::Status::untested);
+  EXPECT_EQ(r.verdict.exit_code(), 3);
+  EXPECT_NE(r.verdict.reason.find("--base-path"), std::string::npos) << r.verdict.reason;
 }
 
 TEST(PcapCheck, RedactedCaptureTellsAWrongKeysRefusalFromACallRefusal) {

@@ -125,7 +125,7 @@ TEST(SipCheck, TwoWinnersInOneEpochAreAViolationWithTheirFrames) {
   ASSERT_FALSE(b.evidence.empty());
   EXPECT_NE(b.evidence[0].what.find("SIP: 2 different callers connected to +15559999"), std::string::npos)
       << b.evidence[0].what;
-  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.verdict.exit_code(), 1);
   const std::string line = evidence_line(b.evidence[0], kStart);
   EXPECT_NE(line.find("(UDP, "), std::string::npos) << line;
   EXPECT_NE(line.find("→ SIP 200"), std::string::npos) << line;
@@ -139,7 +139,7 @@ TEST(SipCheck, WithoutTagEpochsWinnersAreListedNotJudged) {
   EXPECT_EQ(r.sip.numbers[0].winner, "+1001");
   EXPECT_EQ(r.sip.numbers[0].connected_callers.size(), 2u);
   EXPECT_EQ(binding(r).violations, 0u);
-  EXPECT_EQ(r.exit_code, 3);  // nothing of the API to judge: untested, never green
+  EXPECT_EQ(r.verdict.exit_code(), 3);  // nothing of the API to judge: untested, never green
 }
 
 TEST(SipCheck, RetransmissionsAndChallengesAreOneCall) {

@@ -27,32 +27,32 @@ RunReport report_with(std::size_t pass, std::size_t fail, std::size_t skip, std:
 TEST(ContractVerdict, MostChecksIndeterminateIsUntestedExit3) {
   // The audit's case: a target that sends headers and then closes.
   const auto v = verdict_of(report_with(2, 0, 1, 118), false);
-  EXPECT_EQ(v.exit_code, 3);
-  EXPECT_EQ(v.status, "untested");
+  EXPECT_EQ(v.exit_code(), 3);
+  EXPECT_EQ(v.status, results::Status::untested);
   EXPECT_NE(v.reason.find("118 of the 120 checks that ran got no usable answer"), std::string::npos) << v.reason;
 }
 
 TEST(ContractVerdict, ExactlyHalfIndeterminateStillCounts) {
-  EXPECT_EQ(verdict_of(report_with(10, 0, 0, 10), false).exit_code, 0);
-  EXPECT_EQ(verdict_of(report_with(10, 0, 0, 11), false).exit_code, 3);
+  EXPECT_EQ(verdict_of(report_with(10, 0, 0, 10), false).exit_code(), 0);
+  EXPECT_EQ(verdict_of(report_with(10, 0, 0, 11), false).exit_code(), 3);
 }
 
 TEST(ContractVerdict, NothingRanIsUntested) {
   const auto v = verdict_of(report_with(0, 0, 7, 0), false);
-  EXPECT_EQ(v.exit_code, 3);
+  EXPECT_EQ(v.exit_code(), 3);
   EXPECT_NE(v.reason.find("no selected check ran"), std::string::npos) << v.reason;
 }
 
 TEST(ContractVerdict, AFailureFailsWhateverElseHappened) {
   const auto v = verdict_of(report_with(0, 1, 0, 50), false);
-  EXPECT_EQ(v.exit_code, 1);
-  EXPECT_EQ(v.status, "failed");
+  EXPECT_EQ(v.exit_code(), 1);
+  EXPECT_EQ(v.status, results::Status::failed);
 }
 
 TEST(ContractVerdict, AFewIndeterminateChecksPassAndAreCounted) {
   const auto v = verdict_of(report_with(100, 0, 3, 2), false);
-  EXPECT_EQ(v.exit_code, 0);
-  EXPECT_EQ(v.status, "passed");
+  EXPECT_EQ(v.exit_code(), 0);
+  EXPECT_EQ(v.status, results::Status::passed);
   EXPECT_NE(v.reason.find("2 indeterminate"), std::string::npos) << v.reason;
 }
 
@@ -60,12 +60,12 @@ TEST(ContractVerdict, UnreachableAndInterruptedComeFirst) {
   auto unreachable = report_with(0, 1, 0, 0);
   unreachable.unreachable = true;
   unreachable.unreachable_reason = "cannot reach it";
-  EXPECT_EQ(verdict_of(unreachable, false).exit_code, 3);
+  EXPECT_EQ(verdict_of(unreachable, false).exit_code(), 3);
   auto interrupted = report_with(1, 0, 40, 0);
   interrupted.interrupted = true;
   const auto v = verdict_of(interrupted, false);
-  EXPECT_EQ(v.exit_code, 1);
-  EXPECT_EQ(v.status, "incomplete");
+  EXPECT_EQ(v.exit_code(), 1);
+  EXPECT_EQ(v.status, results::Status::incomplete);
 }
 
 TEST(ContractVerdict, AStalledTargetFailsAndSaysSo) {
@@ -74,14 +74,14 @@ TEST(ContractVerdict, AStalledTargetFailsAndSaysSo) {
   stalled.stalled = true;
   stalled.timeout = std::chrono::milliseconds(1500);
   const auto v = verdict_of(stalled, false);
-  EXPECT_EQ(v.exit_code, 1);
-  EXPECT_EQ(v.status, "failed");
+  EXPECT_EQ(v.exit_code(), 1);
+  EXPECT_EQ(v.status, results::Status::failed);
   EXPECT_NE(v.reason.find("the target stopped answering: 3 checks in a row got no answer within --timeout 1500 ms"),
             std::string::npos)
       << v.reason;
   // An interruption still comes first: the user stopped it.
   stalled.interrupted = true;
-  EXPECT_EQ(verdict_of(stalled, false).status, "incomplete");
+  EXPECT_EQ(verdict_of(stalled, false).status, results::Status::incomplete);
 }
 
 TEST(ContractVerdict, MustChecksTheTargetSkippedStandOutGroupedByReason) {
@@ -101,7 +101,7 @@ TEST(ContractVerdict, MustChecksTheTargetSkippedStandOutGroupedByReason) {
   skipped("expiry.x", "runs only with --slow", Severity::must, false);   // the run's options: not the target's doing
   skipped("errors.tag.minutes-zero", "minutes=0 is valid here", Severity::should, true);  // a SHOULD check
   const auto v = verdict_of(report, false);
-  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.exit_code(), 0);
   EXPECT_NE(v.reason.find("3 MUST check(s) skipped themselves on what the target answered"), std::string::npos)
       << v.reason;
   EXPECT_NE(v.reason.find("2 because \"the target has no call hook\" (binding.a and 1 more)"), std::string::npos)
@@ -123,7 +123,7 @@ TEST(ContractVerdict, FrameworkRefusalsJudgedApartAreNamed) {
   warned.findings.push_back({Severity::should, "X2", "judged apart: ...", true});
   report.results.push_back(warned);
   const auto v = verdict_of(report, true);
-  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_EQ(v.exit_code(), 0);
   EXPECT_NE(v.reason.find("1 check(s) judged apart the HTTP layer's refusal"), std::string::npos) << v.reason;
 }
 

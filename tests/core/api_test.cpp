@@ -100,6 +100,32 @@ TEST(ApiModel, TheDialectPlacesParametersAndTheCallHook) {
   EXPECT_EQ(request(t, Operation::db_set, {.id = "k", .value = "v"}).target, "/database/k?value=v");
 }
 
+// Exploration's requests come from the same model (issue 37: one place makes
+// requests): parameters left out, minutes as any text, the operation's own
+// channel, a database key with every byte encoded.
+TEST(ApiModel, AnOperationAsAGeneratorSendsIt) {
+  Target t;
+  t.channel = "1";
+  t.dialect.encoding = ParamEncoding::json;
+  auto tag = request_as_sent(t, Operation::tag, Sent{.channel = "2", .minutes = "abc"});
+  EXPECT_EQ(tag.target, "/channels/2/alias-numbers/tag");
+  EXPECT_EQ(tag.body, R"({"minutes":"abc"})") << "no tag sent; a minutes that is no integer is a string";
+  EXPECT_EQ(request_as_sent(t, Operation::tag, Sent{.tag = "t", .minutes = "-5"}).body, R"({"tag":"t","minutes":-5})");
+  EXPECT_EQ(request_as_sent(t, Operation::db_set, Sent{.id = "k"}).body, "") << "the value left out: no parameter";
+  t.dialect.encoding = ParamEncoding::query;
+  EXPECT_EQ(request_as_sent(t, Operation::db_set, Sent{.id = "a/b", .value = "v", .every_byte_encoded = true}).target,
+            "/database/%61%2F%62?value=v");
+  EXPECT_EQ(request_as_sent(t, Operation::db_get, Sent{.id = "a/b"}).target, "/database/a%2Fb");
+  EXPECT_EQ(request_as_sent(t, Operation::untag, Sent{.id = "9", .channel = "3"}).target, "/channels/3/alias-numbers/9/tag");
+  // The everyday form is the generator's with every parameter sent on the target's channel.
+  for (auto op : {Operation::list_agents, Operation::get_agent, Operation::snooze, Operation::wake, Operation::db_get,
+                  Operation::db_set, Operation::list_aliases, Operation::tag, Operation::untag, Operation::call}) {
+    const auto everyday = request(t, op, Arguments{.id = "9", .value = "v", .tag = "t", .minutes = 7, .caller = "+1"});
+    const auto sent = request_as_sent(t, op, Sent{.id = "9", .channel = "1", .value = "v", .tag = "t", .minutes = "7", .caller = "+1"});
+    EXPECT_EQ(everyday.method + " " + everyday.target + " " + everyday.body, sent.method + " " + sent.target + " " + sent.body);
+  }
+}
+
 TEST(ApiModel, ReadersUseTheDialectsNames) {
   FieldNames n;
   n.alias_id = {"aliasNumberId"};

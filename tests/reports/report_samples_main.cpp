@@ -12,6 +12,7 @@
 #include "load_fixture.hpp"
 #include "nightly/compare.hpp"
 #include "nightly/figures.hpp"
+#include "nightly/trend.hpp"
 #include "reports/html.hpp"
 #include "reports/run_document.hpp"
 #include "reports/run_terminal.hpp"
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
     const auto record = nightly::read_nights(dir, problems);
     for (const auto& p : problems) std::cerr << "crh_report_samples: " << p << "\n";
     const auto accepted = nightly::accepted_nights(dir);
-    write(out / "trend.html", reports::trend_html(record, accepted, {.dir = dir, .limit_pct = 20}));
+    write(out / "trend.html", reports::trend_html(nightly::trend_document(record, accepted, dir, 20)));
 
     // Tonight: 40% slower than the record, judged against it.
     reports::RunParts parts;

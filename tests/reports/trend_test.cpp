@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "nightly/trend.hpp"
 #include "reports/trend_html.hpp"
 #include "xml_reader.hpp"
 
@@ -16,6 +17,11 @@ using nightly::Night;
 using test::XmlReader;
 
 bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+// The page as `crh report --nights nights/` draws it: the gate's trend document, then the drawing.
+std::string page(const std::vector<Night>& record, const std::vector<std::string>& accepted, double limit_pct = 20) {
+  return trend_html(nightly::trend_document(record, accepted, "nights/", limit_pct));
+}
 
 nightly::NightFigure figure(std::string operation, std::string name, std::string unit, nightly::Better better,
                             double value) {
@@ -68,7 +74,7 @@ std::vector<const test::Element*> with_class(const test::Element& root, std::str
 }
 
 TEST(TrendPage, DrawsEveryFigureOverTheNights) {
-  const auto html = trend_html(record(), {"20261104T010000Z-0000ab03"}, {.dir = "nights/", .limit_pct = 20});
+  const auto html = page(record(), {"20261104T010000Z-0000ab03"});
   XmlReader reader(html);
   const auto root = reader.parse();
   ASSERT_TRUE(root) << reader.error();
@@ -99,13 +105,13 @@ TEST(TrendPage, DrawsEveryFigureOverTheNights) {
 }
 
 TEST(TrendPage, NeedsNoScriptAndFetchesNothing) {
-  const auto html = trend_html(record(), {}, {.dir = "nights/"});
+  const auto html = page(record(), {});
   for (const auto* banned : {"<script", "<link", "<img", "<iframe", "src=", "url(", "@import"})
     EXPECT_FALSE(contains(html, banned)) << "the page contains " << banned;
 }
 
 TEST(TrendPage, AnEmptyRecordSaysSo) {
-  const auto html = trend_html({}, {}, {.dir = "nights/"});
+  const auto html = page({}, {});
   EXPECT_TRUE(contains(html, "No night recorded yet"));
   XmlReader reader(html);
   EXPECT_TRUE(reader.parse()) << reader.error();
