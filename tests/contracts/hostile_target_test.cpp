@@ -112,6 +112,26 @@ TEST_P(HostileTarget, RunEndsWithAFailureThatSaysWhy) {
 INSTANTIATE_TEST_SUITE_P(Each, HostileTarget, ::testing::ValuesIn(kHostile),
                          [](const auto& info) { return test::camel_case(info.param.name); });
 
+// C2 rests on spec 7.1 ("Success is HTTP status 200") and 7.2 (an error has
+// a status that is not 200): a 2xx other than 200 breaks it; a 3xx error
+// with a JSON msg does not (no sentence says errors are 4xx).
+TEST(EveryAnswer, A2xxOtherThan200BreaksC2AndA3xxErrorWithAMsgDoesNot) {
+  ScriptedServer no_content([](int fd, const auto&) {
+    ScriptedServer::write_all(fd, "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
+  });
+  const auto& broken = result(run_against(no_content, {"endpoints"}), "endpoints.every-answer");
+  EXPECT_EQ(broken.outcome, Outcome::fail) << broken.message;
+  EXPECT_NE(broken.message.find("HTTP 204"), std::string::npos) << broken.message;
+
+  ScriptedServer see_other([](int fd, const auto&) {
+    ScriptedServer::write_all(fd, answer("303 See Other", "application/json", "{\"msg\":\"not here\"}"));
+  });
+  const auto report = run_against(see_other, {"endpoints"});
+  const auto& judged = result(report, "endpoints.every-answer");
+  EXPECT_EQ(judged.outcome, Outcome::pass) << judged.message;
+  EXPECT_EQ(report.exit_code, 1) << "the checks that expect a 200 still fail";
+}
+
 TEST(HostileTargetKey, AnEchoedKeyIsRedactedFromEveryMessageAndAnswer) {
   ScriptedServer server([](int fd, const auto&) {
     ScriptedServer::write_all(fd, answer("401 Unauthorized", "application/json",
