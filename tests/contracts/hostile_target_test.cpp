@@ -119,7 +119,8 @@ TEST(EveryAnswer, A2xxOtherThan200BreaksC2AndA3xxErrorWithAMsgDoesNot) {
   ScriptedServer no_content([](int fd, const auto&) {
     ScriptedServer::write_all(fd, "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
   });
-  const auto& broken = result(run_against(no_content, {"endpoints"}), "endpoints.every-answer");
+  const auto no_content_run = run_against(no_content, {"endpoints"});
+  const auto& broken = result(no_content_run, "endpoints.every-answer");
   EXPECT_EQ(broken.outcome, Outcome::fail) << broken.message;
   EXPECT_NE(broken.message.find("HTTP 204"), std::string::npos) << broken.message;
 
