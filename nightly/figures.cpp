@@ -12,6 +12,7 @@
 #include "core/result_keys_envelope.hpp"
 #include "core/result_keys_load.hpp"
 #include "core/result_keys_run.hpp"
+#include "core/result_keys_trend.hpp"
 #include "core/result_view.hpp"
 
 namespace crh::nightly {
@@ -132,15 +133,16 @@ std::vector<NightFigure> figures_of_loads(const std::vector<json::object>& loads
 }
 
 json::object figure_json(const NightFigure& f) {
-  json::object o{{"scenario", f.scenario},
-                 {"operation", f.operation},
-                 {"figure", f.figure},
-                 {"unit", f.unit},
+  namespace nf = k::night_figure;  // the keys the trend page reads them by
+  json::object o{{nf::scenario, f.scenario},
+                 {nf::operation, f.operation},
+                 {nf::figure, f.figure},
+                 {nf::unit, f.unit},
                  {"better", f.better == Better::lower ? "lower" : "higher"},
-                 {"value", f.estimate.value},
-                 {"backed", f.estimate.backed}};
-  if (f.estimate.lower) o["lower"] = *f.estimate.lower;
-  if (f.estimate.upper) o["upper"] = *f.estimate.upper;
+                 {nf::value, f.estimate.value},
+                 {nf::backed, f.estimate.backed}};
+  if (f.estimate.lower) o[nf::lower] = *f.estimate.lower;
+  if (f.estimate.upper) o[nf::upper] = *f.estimate.upper;
   if (f.n) o["n"] = f.n;
   if (!f.estimate.repetitions.empty()) o["repetitions"] = json::value_from(f.estimate.repetitions);
   return o;
