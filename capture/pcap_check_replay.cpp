@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "capture/pcap_check_parts.hpp"
-#include "oracle/shapes.hpp"
+#include "oracle/answers.hpp"
 
 namespace crh::capture {
 namespace json = boost::json;
@@ -110,46 +110,40 @@ void ContractJudge::Impl::add(WireExchange&& e) {
   const auto& r = *e.response;
   if (r.status >= 200 && r.status < 300 && keyed) accepted_keys.insert(key_hash);
 
-  // The status checks hold for every answer, bodiless ones (HEAD, 204, 304) too.
-  // R5/A2: judge the answer, not the presence (crh's own runs send requests without a key on purpose).
-  if (!keyed) {
-    ++checks[kMissingKey].judged;
-    if (r.status >= 200 && r.status < 300)
-      evidence(kMissingKey, place(e),
-               "expected a refusal of a request without the Apikey header, got HTTP " + std::to_string(r.status));
-  }
-  ++checks[kNo5xx].judged;
-  if (r.status >= 500)
-    evidence(kNo5xx, place(e), "expected an answer of the API, got the server error HTTP " + std::to_string(r.status));
-  ++checks[kSuccess200].judged;
-  if (r.status > 200 && r.status < 300)
-    evidence(kSuccess200, place(e), "expected HTTP 200 for a success, got HTTP " + std::to_string(r.status));
-  if (e.head || r.status == 204 || r.status == 304) return;  // no body to judge
-
+  // The rules on every answer (oracle::judge_answer): the status rules hold
+  // for bodiless answers (HEAD, 204, 304) too.
   const std::string content_type = r.header("Content-Type");
-  const bool refusal = oracle::protocol_level_refusal(e.request.target, r.status, content_type, r.body);
-  std::string why;
-  const std::optional<json::value> body = oracle::parse_json(r.body, why);
-  if (!refusal) {
-    ++checks[kJson].judged;
-    if (!body) {
-      // The reason quotes the body: taken from the redacted body.
-      std::string shown_why;
-      if (oracle::parse_json(redact(r.body), shown_why)) shown_why = "a body that is not JSON: " + shown(r.body);
-      evidence(kJson, place(e), "expected a JSON body, got " + shown_why);
+  oracle::SeenAnswer seen{.request_target = e.request.target,
+                          .keyed = keyed,
+                          .bodiless = e.head || r.status == 204 || r.status == 304,
+                          .status = r.status,
+                          .content_type = content_type,
+                          .body = r.body};
+  auto judged = oracle::judge_answer(seen);
+  if (!judged.findings.empty() && !redactors.empty()) {  // their texts quote the body: with the keys hidden
+    const std::string hidden = redact(r.body);
+    seen.shown_body = hidden;
+    judged = oracle::judge_answer(seen);
+  }
+  const auto cls = oracle::status_class(r.status);
+  // R5/A2: judge the answer, not the presence (crh's own runs send requests without a key on purpose).
+  if (!keyed) ++checks[kMissingKey].judged;
+  ++checks[kNo5xx].judged;
+  ++checks[kSuccess200].judged;
+  if (!seen.bodiless && cls != oracle::StatusClass::server_error) ++checks[kJson].judged;
+  if (!seen.bodiless && cls == oracle::StatusClass::error) ++checks[kErrorShape].judged;
+  for (const auto& [aspect, f] : judged.findings) {
+    const bool must = f.severity == oracle::Severity::must;
+    switch (aspect) {
+      case oracle::Aspect::missing_key: evidence(kMissingKey, place(e), f.text, must); break;
+      case oracle::Aspect::server_error: evidence(kNo5xx, place(e), f.text, must); break;
+      case oracle::Aspect::success_status: evidence(kSuccess200, place(e), f.text, must); break;
+      case oracle::Aspect::json_body:
+      case oracle::Aspect::content_type: evidence(kJson, place(e), f.text, must); break;
+      case oracle::Aspect::error_shape: evidence(kErrorShape, place(e), std::string(f.rule) + ": " + f.text, must); break;
     }
   }
-  if (r.status != 200 && r.status < 500) {
-    ++checks[kErrorShape].judged;
-    auto findings = oracle::error_shape_findings(r.status, content_type, r.body);
-    // Their texts quote the body: found again on the redacted body.
-    if (!findings.empty() && !redactors.empty())
-      findings = oracle::error_shape_findings(r.status, content_type, redact(r.body));
-    if (refusal) findings = oracle::judged_apart(std::move(findings));
-    for (const auto& f : findings)
-      evidence(kErrorShape, place(e), std::string(f.rule) + ": " + f.text,
-               f.severity == oracle::Severity::must);
-  }
+  const auto& body = judged.body;
   if (!body) return;
   switch (op->op) {
     case api::Operation::get_agent:

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/curl.hpp"
+#include "core/http1.hpp"
 #include "core/outside.hpp"
 
 namespace crh::contracts {
@@ -219,8 +220,19 @@ void CheckContext::record_attempt(const core::Exchange& e, bool final) {
   run_.answered_any = true;
   const auto& r = *e.response;
   const auto content_type = r.header("Content-Type");
-  run_.record({result_.id, result_.evidence.back().curl, r.status, content_type, r.body,
-               oracle::protocol_level_refusal(e.request.target, r.status, content_type, r.body)});
+  const bool keyed = std::any_of(e.request.headers.begin(), e.request.headers.end(),
+                                 [](const core::Header& h) { return core::http1::iequals(h.name, "Apikey"); });
+  run_.record({result_.id, result_.evidence.back().curl, r.status, content_type, r.body, e.request.target, keyed,
+               e.request.method == "HEAD" || r.status == 204 || r.status == 304});
+}
+
+oracle::AnswerJudgement judge(const Recorded& r) {
+  return oracle::judge_answer({.request_target = r.target,
+                               .keyed = r.keyed,
+                               .bodiless = r.bodiless,
+                               .status = r.status,
+                               .content_type = r.content_type,
+                               .body = r.body});
 }
 
 void CheckContext::cite(const Recorded& r) {

@@ -20,6 +20,7 @@
 #include "core/call_drivers.hpp"
 #include "core/http_client.hpp"
 #include "core/target.hpp"
+#include "oracle/answers.hpp"
 #include "oracle/shapes.hpp"
 
 namespace crh::contracts {
@@ -85,8 +86,13 @@ struct Recorded {
   unsigned status;
   std::string content_type;
   std::string body;
-  bool protocol_refusal = false;  // the HTTP layer refused a malformed request (shapes.hpp)
+  std::string target;     // the request's target, for a refusal of a malformed one (shapes.hpp)
+  bool keyed = true;      // the request carried an Apikey header
+  bool bodiless = false;  // a HEAD request, or a 204 or 304
 };
+
+// The rules on every answer (oracle/answers.hpp) applied to one answer of the run.
+oracle::AnswerJudgement judge(const Recorded& r);
 
 // A well-formed request whose connection closed without an answer (X0), as
 // the run-wide check cites it.

@@ -4,12 +4,20 @@
 
 #include <algorithm>
 
+#include "oracle/answers.hpp"
+
 namespace crh::loadgen::engine {
-// Success is exactly 200 (spec 7.1, rule C2): a 204 or a 201 is not the
-// answer the spec promises, so it never counts as a request that succeeded.
+// What an HTTP status says is read as the answer judge reads it
+// (oracle::status_class): success is exactly 200 (spec 7.1, rule C2), so a 204
+// or a 201 never counts as a request that succeeded; a 5xx or no answer leaves
+// the outcome unknown.
 Outcome outcome_of(const Answer& a) {
-  if (a.status == 0 || a.status >= 500) return Outcome::indeterminate;
-  return a.status == 200 ? Outcome::ok : Outcome::fail;
+  switch (oracle::status_class(a.status)) {
+    case oracle::StatusClass::none:
+    case oracle::StatusClass::server_error: return Outcome::indeterminate;
+    case oracle::StatusClass::success: return Outcome::ok;
+    default: return Outcome::fail;
+  }
 }
 
 namespace {
@@ -33,13 +41,24 @@ bool throttled(OpKind op, const Answer& a) {
   return a.status == 429;
 }
 
+// No answer, or a server error (DESIGN §3: never a contract answer).
+bool down(const Answer& a) {
+  const auto cls = oracle::status_class(a.status);
+  return cls == oracle::StatusClass::none || cls == oracle::StatusClass::server_error;
+}
+
+// A success: HTTP 200 only (C2); a SIP call's any 2xx (RFC 3261 §21.2).
+bool succeeded(OpKind op, const Answer& a) {
+  if (op == OpKind::sip_call || op == OpKind::sip_recall) return a.status / 100 == 2;
+  return oracle::status_class(a.status) == oracle::StatusClass::success;
+}
+
 }  // namespace
 
 Liveness liveness(const LoadConfig& c, OpKind op, const Answer& a) {
   if (throttled(op, a)) return Liveness::up;  // there, and saying "not now"
-  if (a.status == 0 || a.status >= 500) return Liveness::down;
-  const bool sip = op == OpKind::sip_call || op == OpKind::sip_recall;
-  if (sip ? a.status / 100 == 2 : a.status == 200) return Liveness::up;
+  if (down(a)) return Liveness::down;
+  if (succeeded(op, a)) return Liveness::up;
   return expected_refusal(c.statuses, op, a.status) ? Liveness::up : Liveness::neither;
 }
 
@@ -47,9 +66,8 @@ bool all_tagged(const LoadConfig& c, unsigned status) { return one_of(c.statuses
 
 bool is_error(const LoadConfig& c, OpKind op, const Answer& a) {
   if (throttled(op, a)) return false;
-  if (a.status == 0 || a.status >= 500) return true;
-  const bool sip = op == OpKind::sip_call || op == OpKind::sip_recall;
-  if (sip ? a.status / 100 == 2 : a.status == 200) return false;
+  if (down(a)) return true;
+  if (succeeded(op, a)) return false;
   return !expected_refusal(c.statuses, op, a.status);
 }
 

@@ -34,31 +34,43 @@ bool is_json_content_type(std::string_view ct) {
          (type.rfind("application/", 0) == 0 && type.size() > 17 && type.ends_with("+json"));
 }
 
-std::vector<Finding> error_shape_findings(unsigned status, std::string_view content_type, std::string_view body) {
-  std::vector<Finding> out;
+Finding server_error_finding(unsigned status) {
+  return {Severity::must, "X1",
+          "expected an answer of the API (200, or an error status with a msg), got the server error HTTP " +
+              std::to_string(status) + ": a server error is never a contract answer"};
+}
+
+std::optional<Finding> content_type_finding(unsigned status, std::string_view content_type) {
+  if (is_json_content_type(content_type)) return std::nullopt;
+  return Finding{Severity::should, "C1",
+                 "expected Content-Type application/json (responses are JSON), got \"" +
+                     core::from_target(content_type, 120) + "\" with HTTP " + std::to_string(status)};
+}
+
+std::optional<Finding> error_body_finding(unsigned status, std::string_view body, std::string_view shown) {
+  if (shown.empty()) shown = body;
   const std::string got = "HTTP " + std::to_string(status);
-  if (status >= 500)
-    out.push_back({Severity::must, "X1",
-                   "expected a 4xx error answer, got " + got + ": a server error is never a contract answer"});
   std::string why;
   auto v = parse_json(body, why);
   if (!v) {
-    out.push_back({Severity::must, "X2", "expected a JSON object with a string msg, got " + got + " where " + why});
-  } else if (!v->is_object()) {
-    out.push_back(
-        {Severity::must, "X2", "expected a JSON object with a string msg, got " + got + " with " + excerpt(body)});
-  } else if (auto* msg = v->get_object().if_contains("msg"); !msg) {
-    out.push_back(
-        {Severity::must, "X2", "expected a field msg in the error body, got " + got + " with " + excerpt(body)});
-  } else if (!msg->is_string()) {
-    out.push_back({Severity::must, "X2", "expected msg to be a string, got " + got + " with " + excerpt(body)});
-  } else if (msg->get_string().empty()) {
-    out.push_back({Severity::should, "X2", "expected a non-empty msg, got " + got + " with msg \"\""});
+    // The reason quotes the body: taken from the body as shown.
+    if (shown.data() != body.data() && parse_json(shown, why)) why = "the body is not JSON: " + excerpt(shown);
+    return Finding{Severity::must, "X2", "expected a JSON object with a string msg, got " + got + " where " + why};
   }
-  if (!is_json_content_type(content_type))
-    out.push_back({Severity::should, "C1",
-                   "expected Content-Type application/json on an error, got \"" + core::from_target(content_type, 120) +
-                       "\" with " + got});
+  if (!v->is_object())
+    return Finding{Severity::must, "X2", "expected a JSON object with a string msg, got " + got + " with " + excerpt(shown)};
+  auto* msg = v->get_object().if_contains("msg");
+  if (!msg) return Finding{Severity::must, "X2", "expected a field msg in the error body, got " + got + " with " + excerpt(shown)};
+  if (!msg->is_string()) return Finding{Severity::must, "X2", "expected msg to be a string, got " + got + " with " + excerpt(shown)};
+  if (msg->get_string().empty()) return Finding{Severity::should, "X2", "expected a non-empty msg, got " + got + " with msg \"\""};
+  return std::nullopt;
+}
+
+std::vector<Finding> error_shape_findings(unsigned status, std::string_view content_type, std::string_view body) {
+  std::vector<Finding> out;
+  if (status >= 500) out.push_back(server_error_finding(status));
+  if (auto f = error_body_finding(status, body)) out.push_back(std::move(*f));
+  if (auto f = content_type_finding(status, content_type)) out.push_back(std::move(*f));
   return out;
 }
 

@@ -40,9 +40,20 @@ struct Finding {
 std::string_view outcome_for_rule(std::string_view check_outcome, const std::vector<Finding>& findings,
                                   std::string_view rule);
 
-// The findings on one error answer (any status but 200): a 5xx, a body that
-// is not a JSON object with a string msg (MUST, X2), an empty msg or a
-// Content-Type that is not JSON (SHOULD). Empty when the answer is right.
+// A 5xx (X1, MUST): a server error is never a contract answer.
+Finding server_error_finding(unsigned status);
+
+// A Content-Type that is not JSON (C1, SHOULD); nothing when it is.
+std::optional<Finding> content_type_finding(unsigned status, std::string_view content_type);
+
+// An error body that is not a JSON object with a string msg (X2, MUST), or an
+// empty msg (SHOULD); nothing when it has the shape. Texts quote `shown` (the
+// body with keys hidden, say), or the body when it is empty.
+std::optional<Finding> error_body_finding(unsigned status, std::string_view body, std::string_view shown = {});
+
+// The findings on one error answer when its check expected a refusal: the
+// three above. Empty when the answer is right. (The run-wide rules on every
+// answer are judged by judge_answer, answers.hpp.)
 std::vector<Finding> error_shape_findings(unsigned status, std::string_view content_type, std::string_view body);
 
 // A request target the HTTP layer may refuse before any code of the API runs:

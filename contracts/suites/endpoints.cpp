@@ -113,40 +113,26 @@ void version_prefix_only(CheckContext& ctx) {
   }
 }
 
-// What breaks C1 or C2 in one answer of the run, if anything: a success other
-// than 200 (C2), a 200 that is not JSON (C1), a Content-Type that is not JSON
-// (SHOULD, C1). A 3xx is no success and so an error status by spec 7.2 ("a
-// status that is not the success status"): no sentence says errors are 4xx,
-// so it is judged as any error answer is (X2 in the error checks), not here.
-std::optional<Finding> answer_finding(const Recorded& r) {
-  std::string why;
-  if (r.status > 200 && r.status < 300)
-    return Finding{Severity::must, "C2", "HTTP " + std::to_string(r.status) + " (success is HTTP 200 only)"};
-  if (r.status == 200 && !oracle::parse_json(r.body, why))
-    return Finding{Severity::must, "C1", "HTTP 200 where " + why};
-  if (!oracle::is_json_content_type(r.content_type)) {
-    Finding f{Severity::should, "C1", "Content-Type \"" + r.content_type + "\" (expected application/json)"};
-    if (r.protocol_refusal) return oracle::judged_apart({std::move(f)}).front();
-    return f;
-  }
-  return std::nullopt;
-}
-
-// C1, C2: every answer of the whole run is 200 or an error status, with JSON.
+// C1, C2: every answer of the whole run is 200 or an error status, with JSON
+// (the readings are oracle::judge_answer's: a 3xx is an error status, a 5xx
+// is judged by the error checks).
 void every_answer(CheckContext& ctx) {
   std::optional<Finding> must, should, apart;  // apart: a framework's refusal, reported on its own
   int cited = 0;
   for (const auto& r : ctx.run().recorded()) {
-    auto found = answer_finding(r);
-    if (!found) continue;
-    const bool is_must = found->severity == Severity::must;
-    auto& first = is_must ? must : found->apart ? apart : should;
-    if (!first) {
-      first = std::move(found);
+    bool is_must = false, found = false;
+    for (auto& [aspect, f] : judge(r).findings) {
+      using oracle::Aspect;
+      if (aspect != Aspect::success_status && aspect != Aspect::json_body && aspect != Aspect::content_type) continue;
+      found = true;
+      is_must = is_must || f.severity == Severity::must;
+      auto& first = f.severity == Severity::must ? must : f.apart ? apart : should;
+      if (first) continue;
+      first = std::move(f);
       first->text = "expected every answer to be JSON with status 200 or an error status; first offender (" + r.check +
                     "): " + first->text;
     }
-    if (cited < 5 && (is_must || !must)) {
+    if (found && cited < 5 && (is_must || !must)) {
       ctx.cite(r);
       ++cited;
     }

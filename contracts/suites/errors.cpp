@@ -192,7 +192,9 @@ void odd_requests(CheckContext& ctx) {
                       "; first: " + unanswered.front());
 }
 
-// X1, X2, C1: every error answer of the whole run has the documented error shape.
+// X1, X2, C1: every error answer of the whole run has the documented error
+// shape and a JSON Content-Type, and none is a 5xx (the readings are
+// oracle::judge_answer's).
 void every_error_answer(CheckContext& ctx) {
   // A framework refusal judged apart is reported on its own: under --strict
   // only the other SHOULD findings fail the check.
@@ -200,17 +202,20 @@ void every_error_answer(CheckContext& ctx) {
   std::size_t errors = 0, bad = 0;
   int cited = 0;
   for (const auto& r : ctx.run().recorded()) {
-    if (r.status == 200) continue;
+    const auto cls = oracle::status_class(r.status);
+    if (cls != oracle::StatusClass::error && cls != oracle::StatusClass::server_error) continue;
     ++errors;
-    auto findings = oracle::error_shape_findings(r.status, r.content_type, r.body);
-    if (r.protocol_refusal) findings = oracle::judged_apart(std::move(findings));
-    if (findings.empty()) continue;
-    ++bad;
-    for (auto& f : findings) {
+    bool found = false;
+    for (auto& [aspect, f] : judge(r).findings) {
+      using oracle::Aspect;
+      if (aspect != Aspect::server_error && aspect != Aspect::error_shape && aspect != Aspect::content_type) continue;
+      found = true;
       f.text = r.check + ": " + f.text;
       auto& slot = f.severity == Severity::must ? first_must : f.apart ? first_apart : first_should;
-      if (!slot) slot = f;
+      if (!slot) slot = std::move(f);
     }
+    if (!found) continue;
+    ++bad;
     if (cited < 5) {
       ctx.cite(r);
       ++cited;

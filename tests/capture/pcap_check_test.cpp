@@ -579,7 +579,7 @@ TEST(PcapCheck, KeyLearnedLaterIsHiddenInEarlierEvidenceAndShortKeysSpareTheWord
   const auto& c = check(r, "capture.json-bodies");
   ASSERT_EQ(c.evidence.size(), 2u);
   EXPECT_EQ(c.evidence[0].what.find(late), std::string::npos) << c.evidence[0].what;
-  EXPECT_EQ(c.evidence[1].what.rfind("expected a JSON body, got ", 0), 0u) << c.evidence[1].what;
+  EXPECT_EQ(c.evidence[1].what.rfind("expected a JSON body (responses are JSON), got HTTP 200 where ", 0), 0u) << c.evidence[1].what;
 }
 
 }  // namespace
