@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/http.hpp"
-#include "core/sip_message.hpp"
+#include "calls/sip_message.hpp"
 
 namespace crh::capture {
 
@@ -103,7 +103,7 @@ struct WireSipMessage {
   std::uint64_t stream = 0;  // TCP: the stream index (tcp.stream); UDP: 0
   WireEndpoint source, destination;
   WireTime at;  // the frame that carried its last byte
-  std::optional<core::sip::Message> message;  // absent: unreadable, `error` says why
+  std::optional<calls::sip::Message> message;  // absent: unreadable, `error` says why
   std::string error;
 };
 

@@ -26,7 +26,7 @@
 #include "capture/exchanges.hpp"
 #include "capture/frame_decode.hpp"
 #include "core/http1.hpp"
-#include "core/sip_message.hpp"
+#include "calls/sip_message.hpp"
 
 namespace crh::capture::extraction {
 
@@ -161,7 +161,7 @@ struct Stream {
   int sip_held_dir = 0;
   std::int64_t sip_held_abs = 0;
   bool sip_broken[2] = {false, false};
-  std::unique_ptr<core::sip::StreamReader> sip_reader[2];
+  std::unique_ptr<calls::sip::StreamReader> sip_reader[2];
   Stream* older = nullptr;         // open streams by last activity (Extractor::oldest .. newest)
   Stream* newer = nullptr;
   Stream(const http1::ReaderLimits& l)

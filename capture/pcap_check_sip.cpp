@@ -9,7 +9,7 @@
 #include <charconv>
 
 namespace crh::capture::judging {
-namespace sip = core::sip;
+namespace sip = calls::sip;
 namespace {
 
 std::uint32_t cseq_number(const sip::Message& m) {

@@ -106,7 +106,7 @@ void Extractor::udp(const Segment& s, std::uint64_t frame, std::int64_t ns) {
     m.error = "datagram truncated by the capture (" + std::to_string(s.payload.size()) + " of " +
               std::to_string(s.payload_length) + " bytes)";
   } else {
-    auto parsed = core::sip::parse_datagram(s.payload);
+    auto parsed = calls::sip::parse_datagram(s.payload);
     m.message = std::move(parsed.message);
     m.error = std::move(parsed.error);
   }
@@ -117,7 +117,7 @@ void Extractor::udp(const Segment& s, std::uint64_t frame, std::int64_t ns) {
 void Extractor::sip_bytes(Stream& st, int dir, std::string_view data, std::uint64_t frame, std::int64_t ns) {
   if (st.sip_broken[dir]) return;
   auto& reader = st.sip_reader[dir];
-  if (!reader) reader = std::make_unique<core::sip::StreamReader>();
+  if (!reader) reader = std::make_unique<calls::sip::StreamReader>();
   reader->feed(data);
   const WireEndpoint& from = dir == 0 ? st.client : st.server;
   const WireEndpoint& to = dir == 0 ? st.server : st.client;

@@ -195,8 +195,8 @@ core::HttpRequest CheckContext::call_request(const std::string& alias, const std
   return request(core::api::Operation::call, {.id = alias, .caller = caller});
 }
 
-core::CallDriver& CheckContext::calls() {
-  if (!calls_) calls_ = core::make_call_driver(run_.target, run_.statuses, run_.client);
+calls::CallDriver& CheckContext::calls() {
+  if (!calls_) calls_ = calls::make_call_driver(run_.target, run_.statuses, run_.client);
   return *calls_;
 }
 

@@ -17,7 +17,7 @@
 #include "contracts/check.hpp"
 #include "core/profile.hpp"
 #include "core/api.hpp"
-#include "core/call_drivers.hpp"
+#include "calls/call_drivers.hpp"
 #include "core/http_client.hpp"
 #include "core/target.hpp"
 #include "oracle/answers.hpp"
@@ -169,9 +169,9 @@ class CheckContext {
   // An operation of the API model (core/api.hpp) on this run's target.
   core::HttpRequest request(core::api::Operation op, const core::api::Arguments& args) const;
   core::Exchange send(core::api::Operation op, const core::api::Arguments& args = {}, KeyMode key = KeyMode::proper);
-  // The call driver (core/call_driver.hpp): how binding checks place calls.
+  // The call driver (calls/call_driver.hpp): how binding checks place calls.
   // The exchanges it makes are not recorded; the caller records the results.
-  core::CallDriver& calls();
+  calls::CallDriver& calls();
   // The call hook as an HTTP request (the auth suite sends it with bad keys).
   core::Exchange call(const std::string& alias, const std::string& caller, KeyMode key = KeyMode::proper);
   core::HttpRequest call_request(const std::string& alias, const std::string& caller) const;
@@ -226,7 +226,7 @@ class CheckContext {
   RunShared& run_;
   core::HttpClient& client_;
   CheckResult& result_;
-  std::unique_ptr<core::CallDriver> calls_;
+  std::unique_ptr<calls::CallDriver> calls_;
   bool gave_up_ = false;  // a request of this check ran out of --timeout: send() sends no more
 
   // A tag request whose effect is unknown goes to the janitor by its tag name.

@@ -213,8 +213,8 @@ class Executor {
       ended_message = "not run: the target stopped answering (" + std::to_string(kStallChecks) +
                       " checks in a row got no answer within --timeout " +
                       std::to_string(shared_.client.timeout.count()) + " ms)";
-    } else if (c.needs_call_hook && !shared_.target.dialect.call_hook.enabled &&
-               !(c.calls_by_driver && shared_.target.calls.sip)) {
+    } else if (c.needs_call_hook && !(c.calls_by_driver ? shared_.target.can_place_calls()
+                                                           : shared_.target.dialect.call_hook.enabled)) {
       ended = Outcome::skip;
       ended_message = "the profile says the target has no call hook (call_hook: null)";
     } else {

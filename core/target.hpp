@@ -49,7 +49,7 @@ struct SipTarget {
 std::optional<SipTarget> parse_sip_target(std::string_view text, std::string& why);
 
 // Which call driver places the calls (--call-driver): the HTTP call hook or
-// SIP (core/call_drivers.hpp makes it).
+// SIP (calls/call_drivers.hpp makes it).
 struct CallDriverChoice {
   bool sip = false;
   SipTarget sip_target;                   // with sip: where the INVITEs go
@@ -78,6 +78,10 @@ struct Target {
   Dialect dialect;
   std::chrono::milliseconds minute{60'000};  // one tag minute on the target
   CallDriverChoice calls;                    // how callers' calls reach it
+
+  // Whether callers' calls can reach it at all: through its call hook, or as
+  // SIP INVITEs. Scenarios ask this, never which protocol (calls/ knows).
+  bool can_place_calls() const { return dialect.call_hook.enabled || calls.sip; }
 };
 
 // RFC 3986 percent-encoding of everything but unreserved characters: fit for

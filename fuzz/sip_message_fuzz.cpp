@@ -1,4 +1,4 @@
-// libFuzzer target for the SIP message reader/writer (core/sip_message): the
+// libFuzzer target for the SIP message reader/writer (calls/sip_message): the
 // input as one datagram, then as a TCP stream cut where its first bytes say;
 // whatever parses must serialize back into bytes that parse to the same
 // message, and a stream cut anywhere must give what it gives whole.
@@ -14,11 +14,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/sip_message.hpp"
+#include "calls/sip_message.hpp"
 
 namespace {
 
-namespace sip = crh::core::sip;
+namespace sip = crh::calls::sip;
 
 void check(bool ok, const char* what) {
   if (ok) return;

@@ -14,7 +14,7 @@
 #include <thread>
 #include <time.h>
 
-#include "core/call_drivers.hpp"
+#include "calls/call_drivers.hpp"
 #include "loadgen/engine_parts.hpp"
 
 namespace crh::loadgen {
@@ -235,7 +235,7 @@ LoadResult run_load(const LoadConfig& config, const Discovery& discovery, Progre
   auto endpoints = resolver.resolve(config.target.base.host, config.target.base.port, ec);
   if (ec) throw std::runtime_error("cannot resolve " + config.target.base.host + ": " + ec.message());
 
-  auto calls = core::make_call_driver(config.target, config.statuses, core::ClientConfig{.timeout = config.timeout});
+  auto calls = calls::make_call_driver(config.target, config.statuses, core::ClientConfig{.timeout = config.timeout});
   Run run(config, discovery, endpoints, progress.stop, *calls);
   if (!config.history_file.empty()) run.history.open(config.history_file);
   const int threads = std::max(1, config.threads);

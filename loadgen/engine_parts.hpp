@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/call_driver.hpp"
+#include "calls/call_driver.hpp"
 #include "core/http.hpp"
 #include "core/http1.hpp"
 #include "loadgen/engine.hpp"
@@ -108,7 +108,7 @@ struct Conn {
 // Shared by every thread: the run's clock, the checker, the history.
 struct Run {
   Run(const LoadConfig& c, const Discovery& d, tcp::resolver::results_type e, std::atomic<bool>& s,
-      core::CallDriver& k)
+      calls::CallDriver& k)
       : config(c), discovery(d), endpoints(std::move(e)), stop(s), calls(k) {}
   const LoadConfig& config;
   const Discovery& discovery;
@@ -117,7 +117,7 @@ struct Run {
   Clock::time_point hard_end;  // measure_until + timeout: no request outlives it
   int first_slot = 0;          // the shard's first race slot (connection) of the whole load
   std::atomic<bool>& stop;
-  core::CallDriver& calls;  // the race's calls: their bytes (HTTP) or armed calls (SIP), what an answer means
+  calls::CallDriver& calls;  // the race's calls: their bytes (HTTP) or armed calls (SIP), what an answer means
   std::atomic<std::uint64_t> round_ids{0};
   std::atomic<std::uint64_t> connected{0};
   std::atomic<std::uint64_t> connection_serials{0};
@@ -260,10 +260,10 @@ void ledger_untag_done(Run& run, const Op& untag);
 
 // Places one call through the driver and waits for it without blocking the
 // thread; `sent` and `done` are when it was fired and when its outcome came.
-net::awaitable<core::CallResult> place_armed(Worker& w, const std::string& alias, const std::string& caller,
+net::awaitable<calls::CallResult> place_armed(Worker& w, const std::string& alias, const std::string& caller,
                                              Clock::time_point& sent, Clock::time_point& done);
 // What a driver's call result counts as in the statistics, and in the history.
-Answer answer_of(const core::CallResult& r, Clock::time_point done);
+Answer answer_of(const calls::CallResult& r, Clock::time_point done);
 Outcome op_outcome(core::CallOutcome o);
 
 // ---- traffic.cpp: requests, and the get and mixed scenarios

@@ -11,7 +11,7 @@
 #include <boost/json.hpp>
 #include <cctype>
 
-#include "core/call_drivers.hpp"
+#include "calls/call_drivers.hpp"
 
 namespace crh::loadgen::setup {
 namespace json = boost::json;
@@ -204,7 +204,7 @@ json::value probe_tag(core::HttpClient& client, const LoadConfig& c,
 
 json::value probe_sip_call(core::HttpClient& client, const LoadConfig& c, const json::value& aliases) {
   require_sip_numbers(c, aliases);
-  auto driver = core::make_call_driver(c.target, c.statuses, {.timeout = c.timeout});
+  auto driver = calls::make_call_driver(c.target, c.statuses, {.timeout = c.timeout});
   return probe_tag(client, c, [&](const std::string& alias) {
     const auto r = driver->place(alias, "+15559999999");
     if (r.outcome != core::CallOutcome::connected)

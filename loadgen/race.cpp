@@ -41,7 +41,7 @@ net::awaitable<void> receive_into(Worker& w, Conn& c, Answer& out, WaitGroup& wg
 
 // Sends every caller's request but its last byte, then releases all last
 // bytes together at `deadline`; returns each caller's answer and send time.
-net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, const std::vector<core::CallWire>& calls,
+net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, const std::vector<calls::CallWire>& calls,
                                       std::vector<Answer>& answers, std::vector<Clock::time_point>& sent,
                                       std::vector<bool>& attempted) {
   const std::size_t k = callers.size();
@@ -91,7 +91,7 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
 // A driver without a wire (SIP): every caller's call is armed (its INVITE
 // built), then all are fired in a row; the driver's own thread reports each
 // outcome, which wakes this slot on its thread. `done` is when each came.
-net::awaitable<void> fire_together(Worker& w, std::vector<std::unique_ptr<core::ArmedCall>>& armed,
+net::awaitable<void> fire_together(Worker& w, std::vector<std::unique_ptr<calls::ArmedCall>>& armed,
                                    std::vector<Clock::time_point>& sent, std::vector<Clock::time_point>& done) {
   const std::size_t k = armed.size();
   for (std::size_t i = 0; i < k; ++i) {
@@ -122,7 +122,7 @@ struct Slot {
   std::vector<Conn*> callers;
   std::vector<std::string> numbers;
   std::string tag_bytes;
-  std::vector<core::CallWire> calls;
+  std::vector<calls::CallWire> calls;
   std::vector<Answer> answers;
   std::vector<Clock::time_point> sent;
   std::vector<bool> attempted;
@@ -178,7 +178,7 @@ net::awaitable<std::size_t> race_armed_callers(Worker& w, Slot& s, oracle::Round
   std::size_t winners = 0;
   for (OpKind kind : {OpKind::sip_call, OpKind::sip_recall}) {
     if (kind == OpKind::sip_recall && cut_short) break;  // stopped: no new INVITE after Ctrl-C
-    std::vector<std::unique_ptr<core::ArmedCall>> armed;
+    std::vector<std::unique_ptr<calls::ArmedCall>> armed;
     for (std::size_t i = 0; i < k; ++i) armed.push_back(run.calls.arm(alias, s.numbers[i]));
     co_await fire_together(w, armed, s.sent, done);
     cut_short |= run.stop.load();
@@ -252,7 +252,7 @@ void close_round(Worker& w, oracle::Round& round, std::size_t winners, Clock::ti
 
 }  // namespace
 
-Answer answer_of(const core::CallResult& r, Clock::time_point done) {
+Answer answer_of(const calls::CallResult& r, Clock::time_point done) {
   Answer a;
   a.status = r.status;
   a.done = done;
@@ -276,9 +276,9 @@ Outcome op_outcome(core::CallOutcome o) {
   return Outcome::indeterminate;
 }
 
-net::awaitable<core::CallResult> place_armed(Worker& w, const std::string& alias, const std::string& caller,
+net::awaitable<calls::CallResult> place_armed(Worker& w, const std::string& alias, const std::string& caller,
                                              Clock::time_point& sent, Clock::time_point& done) {
-  std::vector<std::unique_ptr<core::ArmedCall>> armed;
+  std::vector<std::unique_ptr<calls::ArmedCall>> armed;
   armed.push_back(w.run.calls.arm(alias, caller));
   std::vector<Clock::time_point> sents(1), dones(1);
   co_await fire_together(w, armed, sents, dones);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/call_driver.hpp"
+#include "core/call_outcome.hpp"
 
 namespace crh::oracle {
 

@@ -158,7 +158,7 @@ std::optional<std::string> reason_to_skip(const std::string& scenario, const con
                                           const core::Target& target) {
   if (contract.unreachable) return scenario + " load: not run, the target could not be reached";
   if (InterruptScope::requested()) return scenario + " load: not run, the run was interrupted";
-  if (scenario == "race" && !target.dialect.call_hook.enabled && !target.calls.sip)
+  if (scenario == "race" && !target.can_place_calls())
     return "race load: not run, the profile says the target has no call hook (DESIGN.md §4)";
   return std::nullopt;
 }
@@ -177,7 +177,7 @@ loadgen::LoadConfig load_config_for(const std::string& scenario, const RunContex
   config.timeout = ctx.o.target.timeout();
   config.mix = loadgen::parse_mix(loadgen::kDefaultMix);
   // A target without the call hook (and no SIP driver) cannot be called: the mix leaves calls out.
-  if (!ctx.target.dialect.call_hook.enabled && !ctx.target.calls.sip)
+  if (!ctx.target.can_place_calls())
     std::erase_if(config.mix, [](const loadgen::MixEntry& m) { return m.op == oracle::OpKind::call; });
   return config;
 }

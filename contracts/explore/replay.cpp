@@ -1,11 +1,11 @@
 // Sending steps and judging every answer with the model of the spec.
 #include <algorithm>
 #include <charconv>
-#include <numeric>
 
 #include "contracts/explore/explore.hpp"
 #include "core/api.hpp"
-#include "oracle/shapes.hpp"
+#include "oracle/answers.hpp"
+#include "oracle/linearize.hpp"
 
 namespace crh::contracts::explore {
 namespace {
@@ -144,9 +144,11 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
     }
     found = oracle::check(prediction, obs);
     if (auto d = same_form(o, obs)) found.push_back(*d);
-    if (obs.status != 200 && obs.status < 500) out.rules.insert("X2");
-    if (obs.status != 200 && obs.status < 500)
-      for (const auto& f : oracle::error_shape_findings(obs.status, a.content_type, obs.body))
+    // The error shape and the Content-Type, read as on every answer of a run (oracle::judge_answer).
+    if (oracle::status_class(obs.status) == oracle::StatusClass::error) out.rules.insert("X2");
+    for (const auto& [aspect, f] :
+         oracle::judge_answer({.status = obs.status, .content_type = a.content_type, .body = obs.body}).findings)
+      if (aspect == oracle::Aspect::error_shape || aspect == oracle::Aspect::content_type)
         found.push_back(divergence_of(f, o));
     oracle::observe(model, o, obs, profile_);
     return found;
@@ -171,42 +173,9 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
     return;
   }
   // Concurrent calls: the answers must be those of some order of them.
-  std::vector<std::size_t> order(ops.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::optional<oracle::Model> best_model;
-  std::vector<oracle::Divergence> best_found;
-  std::size_t best_accepted = 0;
-  do {
-    oracle::Model m = model_;
-    std::vector<oracle::Divergence> all;
-    std::size_t accepted = 0;
-    bool broke = false;
-    for (auto i : order) {
-      auto found = judge(m, ops[i], answers[i]);
-      all.insert(all.end(), found.begin(), found.end());
-      if (first_must(found) != found.end()) {
-        broke = true;
-        break;
-      }
-      ++accepted;
-    }
-    if (!broke) {
-      model_ = std::move(m);
-      keep(std::move(all));
-      return;
-    }
-    if (!best_model || accepted > best_accepted) {
-      best_model = std::move(m);
-      best_found = std::move(all);
-      best_accepted = accepted;
-    }
-  } while (std::next_permutation(order.begin(), order.end()));
-  for (auto& d : best_found)
-    if (d.severity == oracle::Severity::must)
-      d.text = "no order of the " + std::to_string(ops.size()) +
-               " calls sent at one instant gives their answers; in the one that goes furthest, " + d.text;
-  model_ = std::move(*best_model);
-  keep(std::move(best_found));
+  keep(oracle::linearize(model_, ops.size(), [&](oracle::Model& m, std::size_t i) {
+         return judge(m, ops[i], answers[i]);
+       }).found);
 }
 
 // R1 (spec 4, rule 1): snooze and wake answer the agent in the form of the

@@ -18,7 +18,7 @@ namespace {
 // The outcome of one call, its exchange (or another driver's account of the
 // call) kept as evidence; the check is skipped when the target has no call
 // hook at all.
-core::CallResult recorded(CheckContext& ctx, core::CallResult r, const std::string& alias, const std::string& caller) {
+calls::CallResult recorded(CheckContext& ctx, calls::CallResult r, const std::string& alias, const std::string& caller) {
   if (r.exchange) ctx.record(*r.exchange);
   else ctx.record_evidence({ctx.calls().describe() + ": " + caller + " calls alias " + alias, r.evidence, {}});
   if (r.no_hook)
@@ -27,19 +27,19 @@ core::CallResult recorded(CheckContext& ctx, core::CallResult r, const std::stri
   return r;
 }
 
-core::CallResult place(CheckContext& ctx, const std::string& alias, const std::string& caller) {
+calls::CallResult place(CheckContext& ctx, const std::string& alias, const std::string& caller) {
   return recorded(ctx, ctx.calls().place(alias, caller), alias, caller);
 }
 
 // Ends the check when the call got no usable answer: an HTTP exchange as
 // CheckContext::response judges it, any other driver's unknown outcome as
 // indeterminate. A call that was answered goes on to be judged.
-void settle(CheckContext& ctx, const core::CallResult& r, const std::string& what) {
+void settle(CheckContext& ctx, const calls::CallResult& r, const std::string& what) {
   if (r.exchange) ctx.response(*r.exchange, what);
   else if (r.outcome == core::CallOutcome::unknown) ctx.indeterminate(what + ": " + r.evidence);
 }
 
-std::string answer_of(const core::CallResult& r) { return r.exchange ? describe_answer(*r.exchange) : r.evidence; }
+std::string answer_of(const calls::CallResult& r) { return r.exchange ? describe_answer(*r.exchange) : r.evidence; }
 
 void connects(CheckContext& ctx, const std::string& alias, const std::string& caller, std::string_view rule,
               const std::string& why) {
@@ -70,7 +70,7 @@ void refused_call(CheckContext& ctx, const std::string& alias, const std::string
 }
 
 // A refused (or failed) caller's answer must still have the error shape (X2).
-void judge_refusals(CheckContext& ctx, const std::vector<core::CallResult>& results, const std::string& where) {
+void judge_refusals(CheckContext& ctx, const std::vector<calls::CallResult>& results, const std::string& where) {
   for (const auto& r : results) {
     if (!r.exchange || !r.exchange->answered() || r.outcome == core::CallOutcome::connected) continue;
     const auto& answer = *r.exchange->response;
@@ -89,7 +89,7 @@ constexpr int kRaceCallers = 8;
 
 // Releases every armed call, one right after another; returns the skew: from
 // the first release to the last.
-std::chrono::microseconds release_together(std::vector<std::unique_ptr<core::ArmedCall>>& calls) {
+std::chrono::microseconds release_together(std::vector<std::unique_ptr<calls::ArmedCall>>& calls) {
   const auto first = Clock::now();
   for (auto& c : calls) c->fire();
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - first);
@@ -100,7 +100,7 @@ void race_round(CheckContext& ctx, int round, int n) {
   TagGuard tags(ctx);
   auto alias = tags.tag("race");
   auto caller = [&](int i) { return ctx.caller(10 + round * n + i); };
-  std::vector<std::unique_ptr<core::ArmedCall>> calls;
+  std::vector<std::unique_ptr<calls::ArmedCall>> calls;
   for (int i = 0; i < n; ++i) {
     calls.push_back(ctx.calls().arm(alias, caller(i)));
     if (!calls.back()->ready())
@@ -108,7 +108,7 @@ void race_round(CheckContext& ctx, int round, int n) {
                         calls.back()->result().evidence);
   }
   const auto skew = release_together(calls);
-  std::vector<core::CallResult> results;
+  std::vector<calls::CallResult> results;
   std::vector<core::CallOutcome> outcomes;
   for (int i = 0; i < n; ++i) {
     results.push_back(recorded(ctx, calls[static_cast<std::size_t>(i)]->result(), alias, caller(i)));
@@ -254,7 +254,7 @@ void lifetime(CheckContext& ctx) {
   const auto grace = std::min<Clock::duration>(std::max<Clock::duration>(std::chrono::seconds(1), life / 10), life / 2);
   ctx.sleep_until(end + std::chrono::milliseconds(20));
   std::lock_guard channel(ctx.run().channel_mutex);  // no quick check may re-tag it meanwhile
-  core::CallResult last;
+  calls::CallResult last;
   Clock::time_point last_answered;
   do {
     last = place(ctx, alias, ctx.caller(2));

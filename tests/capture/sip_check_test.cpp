@@ -26,7 +26,7 @@ struct Wire {
 
   WireSipMessage sip(const std::string& text, bool from_caller) {
     WireSipMessage m;
-    auto parsed = core::sip::parse_datagram(text);
+    auto parsed = calls::sip::parse_datagram(text);
     m.message = std::move(parsed.message);
     m.error = parsed.error;
     m.source = from_caller ? WireEndpoint{"127.0.0.1", 40000} : WireEndpoint{"127.0.0.1", 5060};

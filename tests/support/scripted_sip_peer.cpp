@@ -14,7 +14,7 @@
 
 namespace crh::test {
 
-namespace sip = core::sip;
+namespace sip = calls::sip;
 using Clock = std::chrono::steady_clock;
 
 struct ScriptedSipPeer::Pending {

@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/sip_call_driver.hpp"
-#include "core/sip_message.hpp"
+#include "calls/sip_call_driver.hpp"
+#include "calls/sip_message.hpp"
 
 namespace crh::test {
 
@@ -28,7 +28,7 @@ class ScriptedSipPeer {
   };
   // `nth` counts the requests of that method so far, from 1; `peer` builds answers.
   using Script =
-      std::function<std::vector<Reply>(const ScriptedSipPeer& peer, const core::sip::Message& request, int nth)>;
+      std::function<std::vector<Reply>(const ScriptedSipPeer& peer, const calls::sip::Message& request, int nth)>;
 
   ScriptedSipPeer(bool tcp, Script script, std::string host = "127.0.0.1");
   ~ScriptedSipPeer();
@@ -37,8 +37,8 @@ class ScriptedSipPeer {
   // "127.0.0.1:PORT" with ";transport=tcp" over TCP: a --sip-target.
   std::string target() const;
 
-  std::vector<core::sip::Message> received() const;
-  std::vector<core::sip::Message> received(std::string_view method) const;
+  std::vector<calls::sip::Message> received() const;
+  std::vector<calls::sip::Message> received(std::string_view method) const;
   // Waits until `n` requests of `method` came; false after `limit`.
   bool wait_for(std::string_view method, std::size_t n, std::chrono::milliseconds limit) const;
   // Closes the TCP connections it accepted (the driver must reconnect).
@@ -46,15 +46,15 @@ class ScriptedSipPeer {
 
   // A response to `request` (Via, From, Call-ID and CSeq copied, To tagged
   // unless a 100), with a Contact for 1xx/2xx and `extra` headers.
-  std::string answer(const core::sip::Message& request, unsigned status, std::string_view reason,
-                     const std::vector<core::sip::Header>& extra = {}) const;
+  std::string answer(const calls::sip::Message& request, unsigned status, std::string_view reason,
+                     const std::vector<calls::sip::Header>& extra = {}) const;
   // What a plain UAS does with ACK, BYE and CANCEL: nothing, 200, and 200
   // then 487 for the INVITE.
-  std::vector<Reply> standard(const core::sip::Message& request) const;
+  std::vector<Reply> standard(const calls::sip::Message& request) const;
 
  private:
   void run();
-  void handle(const core::sip::Message& m, int fd, const void* from, unsigned from_length);
+  void handle(const calls::sip::Message& m, int fd, const void* from, unsigned from_length);
 
   bool tcp_;
   Script script_;
@@ -64,7 +64,7 @@ class ScriptedSipPeer {
   unsigned short port_ = 0;
   mutable std::mutex lock_;
   mutable std::condition_variable changed_;
-  std::vector<core::sip::Message> received_;
+  std::vector<calls::sip::Message> received_;
   struct Pending;
   std::vector<std::shared_ptr<Pending>> pending_;
   bool stopping_ = false, drop_ = false;
@@ -73,9 +73,9 @@ class ScriptedSipPeer {
 
 // A driver's configuration aimed at `peer`: T1 of 50 ms, Timer B `timeout`,
 // alias A numbered "+1555000A" (the alias "unknown" has no number).
-inline core::SipDriverConfig driver_config_for(const ScriptedSipPeer& peer,
+inline calls::SipDriverConfig driver_config_for(const ScriptedSipPeer& peer,
                                                std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) {
-  core::SipDriverConfig c;
+  calls::SipDriverConfig c;
   std::string why;
   c.target = *core::parse_sip_target(peer.target(), why);
   c.timeout = timeout;

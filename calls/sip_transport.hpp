@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace crh::core::sip {
+namespace crh::calls::sip {
 
 struct Address {
   sockaddr_storage storage{};
@@ -35,4 +35,4 @@ int open_tcp(const Address& to, std::chrono::milliseconds timeout, Address& loca
 bool send_all(int fd, std::string_view bytes);
 bool send_to(int fd, std::string_view bytes, const Address& to);
 
-}  // namespace crh::core::sip
+}  // namespace crh::calls::sip

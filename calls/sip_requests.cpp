@@ -1,11 +1,11 @@
 // The requests of one SIP call, written through sip::serialize.
-#include "core/sip_requests.hpp"
+#include "calls/sip_requests.hpp"
 
 #include <algorithm>
 #include <mutex>
 #include <random>
 
-namespace crh::core::sip {
+namespace crh::calls::sip {
 namespace {
 
 Message request(const CallParty& p, std::string_view method, std::string uri, std::string_view branch,
@@ -96,4 +96,4 @@ std::string answer(const Message& req, unsigned status, std::string_view reason)
   return serialize(m);
 }
 
-}  // namespace crh::core::sip
+}  // namespace crh::calls::sip

@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "core/sip_call_driver.hpp"
+#include "calls/sip_call_driver.hpp"
 #include "support/peer_ready.hpp"
 
 namespace {
@@ -118,14 +118,14 @@ TEST(SipDriverSipp, EveryCallToSippUasCompletes) {
       else if (attempt == 4) FAIL() << "SIPp did not bind 127.0.0.1:" << port << (tcp ? "/tcp" : "/udp") << " within 20 s; its log: " << sipp->log();
     }
     Sipp& sipp = *started;
-    crh::core::SipDriverConfig config;
+    crh::calls::SipDriverConfig config;
     config.target = {"127.0.0.1", port, tcp};
     config.timeout = 5000ms;
     config.t1 = 200ms;
     config.number_of = [](const std::string& alias) -> std::optional<std::string> { return "+1555000" + alias; };
-    std::unique_ptr<crh::core::SipCallDriver> driver;
+    std::unique_ptr<crh::calls::SipCallDriver> driver;
     try {
-      driver = std::make_unique<crh::core::SipCallDriver>(config);
+      driver = std::make_unique<crh::calls::SipCallDriver>(config);
     } catch (const std::exception& e) {
       FAIL() << "could not reach SIPp at 127.0.0.1:" << port << ": " << e.what() << "; its log: " << sipp.log();
     }

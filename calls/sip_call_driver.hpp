@@ -34,10 +34,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/call_driver.hpp"
+#include "calls/call_driver.hpp"
 #include "core/target.hpp"  // SipTarget
 
-namespace crh::core {
+namespace crh::calls {
 
 // Digest credentials (RFC 3261 §22, RFC 2617 MD5): from CRH_SIP_USER and
 // CRH_SIP_PASSWORD. The password is never printed nor written anywhere.
@@ -60,7 +60,7 @@ struct SipCallRecord {
 };
 
 struct SipDriverConfig {
-  SipTarget target;
+  core::SipTarget target;
   std::chrono::milliseconds timeout{5000};  // Timer B: the INVITE transaction's deadline
   std::chrono::milliseconds t1{500};        // RFC 3261 T1: the first retransmission interval (UDP)
   std::vector<unsigned> refusals{403};      // final statuses that are the contract's "no"
@@ -101,4 +101,4 @@ class SipCallDriver : public CallDriver {
   std::unique_ptr<Agent> agent_;
 };
 
-}  // namespace crh::core
+}  // namespace crh::calls

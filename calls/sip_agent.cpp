@@ -1,5 +1,5 @@
 // The SIP user-agent client's thread, transactions and timers.
-#include "core/sip_agent.hpp"
+#include "calls/sip_agent.hpp"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/sip_digest.hpp"
+#include "calls/sip_digest.hpp"
 
-namespace crh::core::sip {
+namespace crh::calls::sip {
 namespace {
 
 constexpr std::chrono::milliseconds kT2{4000};  // RFC 3261 T2: the cap of non-INVITE retransmissions
@@ -466,4 +466,4 @@ void UserAgentClient::settle() {
   for (auto& f : after) f();
 }
 
-}  // namespace crh::core::sip
+}  // namespace crh::calls::sip

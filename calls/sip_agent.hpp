@@ -1,6 +1,6 @@
 // The SIP driver's user-agent client: one thread reading the socket (poll()),
 // running the timers of every call's INVITE transaction (RFC 3261 §17.1.1),
-// and the ACK, BYE and CANCEL that follow. Internal to core/sip_call_driver.
+// and the ACK, BYE and CANCEL that follow. Internal to calls/sip_call_driver.
 #pragma once
 
 #include <atomic>
@@ -15,12 +15,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/sip_call_driver.hpp"
-#include "core/sip_message.hpp"
-#include "core/sip_requests.hpp"
-#include "core/sip_transport.hpp"
+#include "calls/sip_call_driver.hpp"
+#include "calls/sip_message.hpp"
+#include "calls/sip_requests.hpp"
+#include "calls/sip_transport.hpp"
 
-namespace crh::core::sip {
+namespace crh::calls::sip {
 
 using Clock = std::chrono::steady_clock;
 
@@ -62,7 +62,7 @@ struct Call {
   std::function<void()> done;
 };
 
-// What a finished call says: outcome and evidence (core/sip_call_driver.cpp).
+// What a finished call says: outcome and evidence (calls/sip_call_driver.cpp).
 CallResult classify(const Call& call, const SipDriverConfig& config);
 SipCallRecord record_of(const Call& call);
 
@@ -111,4 +111,4 @@ class UserAgentClient {
   std::thread thread_;
 };
 
-}  // namespace crh::core::sip
+}  // namespace crh::calls::sip

@@ -1,6 +1,6 @@
 // The SIP call driver: credentials read, a finished call's outcome
 // and evidence, and the CallDriver seam over the user-agent client.
-#include "core/sip_call_driver.hpp"
+#include "calls/sip_call_driver.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "core/sip_agent.hpp"
+#include "calls/sip_agent.hpp"
 
-namespace crh::core {
+namespace crh::calls {
 
 std::optional<SipCredentials> sip_credentials_from_env() {
   const char* user = std::getenv("CRH_SIP_USER");
@@ -154,4 +154,4 @@ void SipCallDriver::settle() {
   if (agent_) agent_->settle();
 }
 
-}  // namespace crh::core
+}  // namespace crh::calls

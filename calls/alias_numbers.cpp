@@ -1,17 +1,17 @@
-#include "core/alias_numbers.hpp"
+#include "calls/alias_numbers.hpp"
 
 #include <boost/json.hpp>
 
 #include "core/api.hpp"
 
-namespace crh::core {
+namespace crh::calls {
 namespace json = boost::json;
 
-AliasNumbers::AliasNumbers(Target target, ClientConfig client) : target_(std::move(target)), client_(client) {}
+AliasNumbers::AliasNumbers(core::Target target, core::ClientConfig client) : target_(std::move(target)), client_(client) {}
 
 bool AliasNumbers::refresh(std::string& why) {
-  HttpClient http(target_.base, client_);
-  auto request = api::request(target_, api::Operation::list_aliases);
+  core::HttpClient http(target_.base, client_);
+  auto request = core::api::request(target_, core::api::Operation::list_aliases);
   request.headers.push_back({"Apikey", target_.api_key});
   {
     std::lock_guard lock(mutex_);
@@ -30,11 +30,11 @@ bool AliasNumbers::refresh(std::string& why) {
     return false;
   }
   const auto& fields = target_.dialect.fields;
-  auto list = api::find_list(body, fields.aliases_list, why);
+  auto list = core::api::find_list(body, fields.aliases_list, why);
   if (!list) return false;
   std::map<std::string, std::string> numbers;
   for (const auto& item : *list->items) {
-    auto id = api::alias_id(fields, item);
+    auto id = core::api::alias_id(fields, item);
     if (!id) continue;
     std::string number = *id;
     if (const auto* o = item.if_object())
@@ -62,4 +62,4 @@ std::optional<std::string> AliasNumbers::operator()(const std::string& alias) {
   return std::nullopt;
 }
 
-}  // namespace crh::core
+}  // namespace crh::calls

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/sip_message.hpp"
+#include "calls/sip_message.hpp"
 
-namespace crh::core::sip {
+namespace crh::calls::sip {
 
 // What every request of one call shares.
 struct CallParty {
@@ -48,4 +48,4 @@ std::string cancel(const CallParty& party, std::string_view invite_branch, unsig
 // A response to a request from the peer (an in-dialog BYE, OPTIONS...).
 std::string answer(const Message& request, unsigned status, std::string_view reason);
 
-}  // namespace crh::core::sip
+}  // namespace crh::calls::sip

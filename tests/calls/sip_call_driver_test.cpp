@@ -8,19 +8,19 @@
 #include <cstdlib>
 #include <thread>
 
-#include "core/sip_call_driver.hpp"
+#include "calls/sip_call_driver.hpp"
 #include "support/scripted_sip_peer.hpp"
 
 namespace {
 
 using crh::core::CallOutcome;
-using crh::core::SipCallDriver;
-using crh::core::SipCallRecord;
-using crh::core::SipDriverConfig;
+using crh::calls::SipCallDriver;
+using crh::calls::SipCallRecord;
+using crh::calls::SipDriverConfig;
 using crh::test::driver_config_for;
 using crh::test::ScriptedSipPeer;
 using Reply = ScriptedSipPeer::Reply;
-namespace sip = crh::core::sip;
+namespace sip = crh::calls::sip;
 using namespace std::chrono_literals;
 
 // A peer answering every INVITE with `status` (after a 100), and ACK/BYE/CANCEL as a UAS does.
@@ -196,7 +196,7 @@ TEST(SipCallDriver, DigestChallengeIsAnsweredOnceWithCredentialsFromTheEnvironme
   for (unsigned status : {401u, 407u}) {
     ScriptedSipPeer peer(false, challenging(status));
     auto config = driver_config_for(peer);
-    config.credentials = crh::core::sip_credentials_from_env();
+    config.credentials = crh::calls::sip_credentials_from_env();
     ASSERT_TRUE(config.credentials);
     std::vector<SipCallRecord> records;
     std::mutex m;
@@ -226,7 +226,7 @@ TEST(SipCallDriver, DigestChallengeWithoutCredentialsIsUnknown) {
   unsetenv("CRH_SIP_USER");
   ScriptedSipPeer peer(false, challenging(401));
   auto config = driver_config_for(peer);
-  config.credentials = crh::core::sip_credentials_from_env();
+  config.credentials = crh::calls::sip_credentials_from_env();
   SipCallDriver driver(config);
   auto r = driver.place("1", "+15551234");
   EXPECT_EQ(r.outcome, CallOutcome::unknown);
@@ -276,7 +276,7 @@ TEST(SipCallDriver, ManyCallsFiredTogetherAllGetTheirResults) {
       return {{peer.answer(m, 100, "Trying")}, {peer.answer(m, nth == 1 ? 200 : 403, nth == 1 ? "OK" : "Forbidden")}};
     });
     SipCallDriver driver(driver_config_for(peer));
-    std::vector<std::unique_ptr<crh::core::ArmedCall>> calls;
+    std::vector<std::unique_ptr<crh::calls::ArmedCall>> calls;
     for (int i = 0; i < 20; ++i) calls.push_back(driver.arm("7", "+1555100" + std::to_string(i)));
     std::atomic<int> done{0};
     for (auto& c : calls) {

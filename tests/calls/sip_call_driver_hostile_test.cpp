@@ -5,19 +5,19 @@
 
 #include <set>
 
-#include "core/sip_call_driver.hpp"
+#include "calls/sip_call_driver.hpp"
 #include "support/scripted_sip_peer.hpp"
 
 namespace {
 
 using crh::core::CallOutcome;
-using crh::core::SipCallDriver;
-using crh::core::SipCallRecord;
-using crh::core::SipDriverConfig;
+using crh::calls::SipCallDriver;
+using crh::calls::SipCallRecord;
+using crh::calls::SipDriverConfig;
 using crh::test::driver_config_for;
 using crh::test::ScriptedSipPeer;
 using Reply = ScriptedSipPeer::Reply;
-namespace sip = crh::core::sip;
+namespace sip = crh::calls::sip;
 using namespace std::chrono_literals;
 
 using InviteAnswers = std::function<std::vector<Reply>(const ScriptedSipPeer&, const sip::Message&, int)>;

@@ -1,10 +1,10 @@
 // Digest authentication: MD5 with qop=auth when offered, nc=00000001.
-#include "core/sip_digest.hpp"
+#include "calls/sip_digest.hpp"
 
 #include <boost/uuid/detail/md5.hpp>
 
 
-namespace crh::core::sip {
+namespace crh::calls::sip {
 
 std::string md5_hex(std::string_view bytes) {
   boost::uuids::detail::md5 hash;
@@ -90,4 +90,4 @@ DigestAnswer answer_digest(std::string_view challenge, std::string_view method, 
   return a;
 }
 
-}  // namespace crh::core::sip
+}  // namespace crh::calls::sip

@@ -1,8 +1,8 @@
 // The call-driver seam: how a caller's call reaches the target, whatever the
 // protocol. A check or a load arms a call (connects and prepares everything
 // but its release), fires it, and learns the outcome with evidence. The HTTP
-// call hook (DESIGN.md §4) is the first driver (core/http_call_driver.hpp);
-// a SIP driver would be the second. The binding checks and the race reach
+// call hook (DESIGN.md §4) is one driver (calls/http_call_driver.hpp), SIP
+// the other (calls/sip_call_driver.hpp). The binding checks and the race reach
 // the target only through this interface.
 #pragma once
 
@@ -12,23 +12,19 @@
 #include <string>
 #include <string_view>
 
+#include "core/call_outcome.hpp"
 #include "core/http.hpp"
 
-namespace crh::core {
+namespace crh::calls {
 
-enum class CallOutcome {
-  connected,  // the caller is through: bound, or already bound to this alias
-  refused,    // a "no" by design: the alias is bound to another caller
-  throttled,  // not handled now (rate limited): says nothing about the binding
-  unknown,    // no usable answer (silence, reset, a server error): it may or may not have bound
-};
-std::string_view to_string(CallOutcome o);
+using core::CallOutcome;
+using core::Exchange;
 
 struct CallResult {
   CallOutcome outcome = CallOutcome::unknown;
   unsigned status = 0;               // the protocol's status code; 0 when none came
   std::string evidence;              // what came back, for people
-  std::optional<Exchange> exchange;  // the exchange itself, when the driver speaks HTTP
+  std::optional<core::Exchange> exchange;  // the exchange itself, when the driver speaks HTTP
   bool no_hook = false;              // the target has no way to place calls at all
   // The answer breaks the contract whatever it says of the binding (a SIP 5xx,
   // a SIP 404/484 for a tagged alias's number): `evidence` says why.
@@ -87,4 +83,4 @@ class CallDriver {
   CallResult place(const std::string& alias, const std::string& caller);
 };
 
-}  // namespace crh::core
+}  // namespace crh::calls

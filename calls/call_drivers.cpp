@@ -1,13 +1,13 @@
-#include "core/call_drivers.hpp"
+#include "calls/call_drivers.hpp"
 
-#include "core/alias_numbers.hpp"
-#include "core/http_call_driver.hpp"
+#include "calls/alias_numbers.hpp"
+#include "calls/http_call_driver.hpp"
 
-namespace crh::core {
+namespace crh::calls {
 
-std::unique_ptr<CallDriver> make_call_driver(const Target& target,
-                                             const ExpectedStatuses& statuses, ClientConfig client,
-                                             std::function<void(const Exchange&)> observe,
+std::unique_ptr<CallDriver> make_call_driver(const core::Target& target,
+                                             const core::ExpectedStatuses& statuses, core::ClientConfig client,
+                                             std::function<void(const core::Exchange&)> observe,
                                              std::function<void(const SipCallRecord&)> observe_sip) {
   const auto& choice = target.calls;
   if (!choice.sip) return std::make_unique<HttpCallDriver>(target, client, std::move(observe));
@@ -26,4 +26,4 @@ std::unique_ptr<CallDriver> make_call_driver(const Target& target,
   return std::make_unique<SipCallDriver>(std::move(config));
 }
 
-}  // namespace crh::core
+}  // namespace crh::calls

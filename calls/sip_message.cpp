@@ -1,14 +1,14 @@
 // SIP messages read and written: a head split into lines (folding joined),
 // a start line checked strictly, headers kept as sent, a body framed by
 // Content-Length. Every path that meets bad input returns an error string.
-#include "core/sip_message.hpp"
+#include "calls/sip_message.hpp"
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <utility>
 
-namespace crh::core::sip {
+namespace crh::calls::sip {
 namespace {
 
 char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
@@ -393,4 +393,4 @@ std::optional<std::string> param_of(std::string_view value, std::string_view nam
   return std::nullopt;
 }
 
-}  // namespace crh::core::sip
+}  // namespace crh::calls::sip

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace crh::core::sip {
+namespace crh::calls::sip {
 
 // MD5 as 32 lowercase hex digits.
 std::string md5_hex(std::string_view bytes);
@@ -26,4 +26,4 @@ struct DigestAnswer {
 DigestAnswer answer_digest(std::string_view challenge, std::string_view method, std::string_view uri,
                            std::string_view user, std::string_view password, std::string_view cnonce);
 
-}  // namespace crh::core::sip
+}  // namespace crh::calls::sip

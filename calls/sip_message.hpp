@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace crh::core::sip {
+namespace crh::calls::sip {
 
 struct Header {
   std::string name;  // as sent (compact forms kept as sent; find() knows both)
@@ -80,4 +80,4 @@ std::string uri_of(std::string_view header_value);
 std::string user_of(std::string_view uri);
 std::optional<std::string> param_of(std::string_view header_value, std::string_view name);
 
-}  // namespace crh::core::sip
+}  // namespace crh::calls::sip

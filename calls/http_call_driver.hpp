@@ -7,16 +7,16 @@
 
 #include <functional>
 
-#include "core/call_driver.hpp"
+#include "calls/call_driver.hpp"
 #include "core/http_client.hpp"
 #include "core/target.hpp"
 
-namespace crh::core {
+namespace crh::calls {
 
 class HttpCallDriver : public CallDriver {
  public:
   // `observe` sees every exchange a call made (a check records it as evidence).
-  HttpCallDriver(Target target, ClientConfig client, std::function<void(const Exchange&)> observe = {});
+  HttpCallDriver(core::Target target, core::ClientConfig client, std::function<void(const core::Exchange&)> observe = {});
 
   std::string describe() const override;
   std::unique_ptr<ArmedCall> arm(const std::string& alias, const std::string& caller) override;
@@ -24,15 +24,15 @@ class HttpCallDriver : public CallDriver {
   CallOutcome outcome_of(unsigned status) const override;
 
   // The authenticated request of one call.
-  HttpRequest request(const std::string& alias, const std::string& caller) const;
+  core::HttpRequest request(const std::string& alias, const std::string& caller) const;
   // The result an exchange stands for.
-  CallResult result_of(Exchange exchange) const;
+  CallResult result_of(core::Exchange exchange) const;
 
  private:
   class Armed;
-  Target target_;
-  ClientConfig client_;
-  std::function<void(const Exchange&)> observe_;
+  core::Target target_;
+  core::ClientConfig client_;
+  std::function<void(const core::Exchange&)> observe_;
 };
 
-}  // namespace crh::core
+}  // namespace crh::calls

@@ -1,5 +1,5 @@
 // The SIP driver's sockets.
-#include "core/sip_transport.hpp"
+#include "calls/sip_transport.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace crh::core::sip {
+namespace crh::calls::sip {
 namespace {
 
 std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
@@ -146,4 +146,4 @@ bool send_to(int fd, std::string_view bytes, const Address& to) {
          static_cast<ssize_t>(bytes.size());
 }
 
-}  // namespace crh::core::sip
+}  // namespace crh::calls::sip

@@ -1,20 +1,10 @@
 // The HTTP call driver: a warm connection per armed call.
-#include "core/http_call_driver.hpp"
+#include "calls/http_call_driver.hpp"
 
 #include "core/api.hpp"
 #include "core/http1.hpp"
 
-namespace crh::core {
-
-std::string_view to_string(CallOutcome o) {
-  switch (o) {
-    case CallOutcome::connected: return "connected";
-    case CallOutcome::refused: return "refused";
-    case CallOutcome::throttled: return "throttled";
-    case CallOutcome::unknown: return "unknown";
-  }
-  return "?";
-}
+namespace crh::calls {
 
 CallResult CallDriver::place(const std::string& alias, const std::string& caller) {
   auto call = arm(alias, caller);
@@ -28,9 +18,9 @@ CallResult CallDriver::place(const std::string& alias, const std::string& caller
 // within microseconds of each other, whatever their connections cost.
 class HttpCallDriver::Armed : public ArmedCall {
  public:
-  Armed(const HttpCallDriver& driver, HttpRequest request)
+  Armed(const HttpCallDriver& driver, core::HttpRequest request)
       : driver_(driver), client_(driver.target_.base, driver.client_) {
-    auto warm = api::request(driver.target_, api::Operation::list_agents);
+    auto warm = core::api::request(driver.target_, core::api::Operation::list_agents);
     warm.headers.push_back({"Apikey", driver.target_.api_key});
     warm_ = client_.send(std::move(warm));
     if (warm_.answered()) client_.hold(std::move(request));
@@ -56,19 +46,19 @@ class HttpCallDriver::Armed : public ArmedCall {
 
  private:
   const HttpCallDriver& driver_;
-  HttpClient client_;
-  Exchange warm_;
+  core::HttpClient client_;
+  core::Exchange warm_;
 };
 
-HttpCallDriver::HttpCallDriver(Target target, ClientConfig client, std::function<void(const Exchange&)> observe)
+HttpCallDriver::HttpCallDriver(core::Target target, core::ClientConfig client, std::function<void(const core::Exchange&)> observe)
     : target_(std::move(target)), client_(client), observe_(std::move(observe)) {}
 
 std::string HttpCallDriver::describe() const {
   return target_.dialect.call_hook.method + " " + target_.dialect.call_hook.path;
 }
 
-HttpRequest HttpCallDriver::request(const std::string& alias, const std::string& caller) const {
-  auto r = api::request(target_, api::Operation::call, {.id = alias, .caller = caller});
+core::HttpRequest HttpCallDriver::request(const std::string& alias, const std::string& caller) const {
+  auto r = core::api::request(target_, core::api::Operation::call, {.id = alias, .caller = caller});
   r.headers.push_back({"Apikey", target_.api_key});
   return r;
 }
@@ -78,8 +68,8 @@ std::unique_ptr<ArmedCall> HttpCallDriver::arm(const std::string& alias, const s
 }
 
 CallWire HttpCallDriver::wire(const std::string& alias, const std::string& caller) const {
-  auto r = api::request(target_, api::Operation::call, {.id = alias, .caller = caller});
-  std::string bytes = http1::serialize_request(r, target_.base, target_.api_key);
+  auto r = core::api::request(target_, core::api::Operation::call, {.id = alias, .caller = caller});
+  std::string bytes = core::http1::serialize_request(r, target_.base, target_.api_key);
   // The last byte is the release: until it comes the target cannot act on the call.
   CallWire w;
   w.release = bytes.substr(bytes.size() - 1);
@@ -94,7 +84,7 @@ CallOutcome HttpCallDriver::outcome_of(unsigned status) const {
   return status == 200 ? CallOutcome::connected : CallOutcome::refused;
 }
 
-CallResult HttpCallDriver::result_of(Exchange e) const {
+CallResult HttpCallDriver::result_of(core::Exchange e) const {
   CallResult r;
   r.status = e.answered() ? e.response->status : 0;
   r.outcome = outcome_of(r.status);
@@ -105,4 +95,4 @@ CallResult HttpCallDriver::result_of(Exchange e) const {
   return r;
 }
 
-}  // namespace crh::core
+}  // namespace crh::calls

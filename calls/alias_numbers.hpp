@@ -14,11 +14,11 @@
 #include "core/http_client.hpp"
 #include "core/target.hpp"
 
-namespace crh::core {
+namespace crh::calls {
 
 class AliasNumbers {
  public:
-  AliasNumbers(Target target, ClientConfig client);
+  AliasNumbers(core::Target target, core::ClientConfig client);
 
   // The alias's number; nothing when the list does not name the alias.
   std::optional<std::string> operator()(const std::string& alias);
@@ -26,11 +26,11 @@ class AliasNumbers {
   bool refresh(std::string& why);
 
  private:
-  Target target_;
-  ClientConfig client_;
+  core::Target target_;
+  core::ClientConfig client_;
   std::mutex mutex_;
   std::map<std::string, std::string> numbers_;
   std::chrono::steady_clock::time_point last_read_{};
 };
 
-}  // namespace crh::core
+}  // namespace crh::calls

@@ -1,13 +1,13 @@
 // The SIP message reader/writer: datagrams, TCP stream framing, limits,
 // compact names, and the URI/parameter helpers the call driver relies on.
-#include "core/sip_message.hpp"
+#include "calls/sip_message.hpp"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 
-namespace sip = crh::core::sip;
+namespace sip = crh::calls::sip;
 
 namespace {
 
