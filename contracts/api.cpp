@@ -160,19 +160,14 @@ std::string first_agent(CheckContext& ctx) {
   return agents.front().id;
 }
 
+core::SendRequest sender(CheckContext& ctx) {
+  return [&ctx](core::HttpRequest r) { return ctx.send(std::move(r)); };
+}
+
 bool restore_agent(CheckContext& ctx, const std::string& id, const std::string& start_state) {
-  for (const char* op : {"wake", "snooze"}) {
-    auto put = ctx.send(op == std::string_view("wake") ? Operation::wake : Operation::snooze, {.id = id});
-    auto get = ctx.send(Operation::get_agent, {.id = id});
-    if (!put.answered() || !get.answered() || get.response->status != 200) return false;
-    std::string why;
-    auto body = oracle::parse_json(get.response->body, why);
-    if (body && agent_state(ctx, *body) == start_state) {
-      ctx.janitor().agent_restored(id);
-      return true;
-    }
-  }
-  return false;
+  if (core::put_agent_back(sender(ctx), ctx.target(), id, start_state)) return false;
+  ctx.janitor().agent_restored(id);
+  return true;
 }
 
 AgentGuard::AgentGuard(CheckContext& ctx, std::string id) : ctx_(ctx), id_(std::move(id)) {

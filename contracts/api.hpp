@@ -10,6 +10,7 @@
 
 #include "contracts/context.hpp"
 #include "core/api.hpp"
+#include "core/leave_as_found.hpp"
 
 namespace crh::contracts::api {
 
@@ -80,8 +81,13 @@ void database_set(CheckContext& ctx, const std::string& key, const std::string& 
 // The first listed agent; the check is skipped when the target lists none.
 std::string first_agent(CheckContext& ctx);
 
-// Puts the agent back in `start_state` (wake, and if that is not it, snooze).
-// Never ends the check; true when the agent is back.
+// The check's recording client, with the run's key, as the sender the
+// putting back takes (core/leave_as_found.hpp).
+core::SendRequest sender(CheckContext& ctx);
+
+// Puts the agent back in `start_state` as every run does (core::put_agent_back:
+// wake, and if that is not it, snooze, each read back). Never ends the check;
+// true when the agent is back.
 bool restore_agent(CheckContext& ctx, const std::string& id, const std::string& start_state);
 
 // Notes the agent's state on construction and restores it on destruction.

@@ -308,11 +308,9 @@ class Executor {
         }
       for (auto it = agents.begin(); it != agents.end();)
         it = api::restore_agent(ctx, it->first, it->second) ? agents.erase(it) : std::next(it);
-      for (auto it = keys.begin(); it != keys.end();) {
-        const std::string want = it->second.value_or("");
-        ctx.send(core::api::Operation::db_set, {.id = it->first, .value = want});
-        it = api::read_database_value(ctx, it->first) == want ? keys.erase(it) : std::next(it);
-      }
+      for (auto it = keys.begin(); it != keys.end();)
+        it = core::put_database_value_back(api::sender(ctx), shared_.target, it->first, it->second) ? std::next(it)
+                                                                                                   : keys.erase(it);
       if (final) left_tagged = probe_tagged_aliases(ctx);
     } catch (const CheckEnded&) {
       if (final) report_.notes.push_back("restoring the target stopped early: it stopped answering");

@@ -1,4 +1,5 @@
-// Preflight, discovery and restore with the blocking client of core/.
+// Preflight, discovery and restore with the blocking client of core/; the
+// restore puts agents and the database key back as core/leave_as_found does.
 #include "core/outside.hpp"
 #include "loadgen/setup.hpp"
 #include "loadgen/setup_parts.hpp"
@@ -8,6 +9,7 @@
 
 #include "core/api.hpp"
 #include "core/http_client.hpp"
+#include "core/leave_as_found.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
@@ -237,48 +239,6 @@ std::optional<std::string> load_tags(core::HttpClient& client, const LoadConfig&
   return std::nullopt;
 }
 
-// Reads the agent's state from `x` (a GET, wake or snooze answer, all the
-// agent object by spec rule R1); nothing when it cannot be read.
-std::optional<std::string> state_in(const LoadConfig& c, const core::Exchange& x) {
-  return from_ok_json(x, [&](const json::value& v) { return state_of(c.target.dialect.fields, v); });
-}
-
-// Puts one agent back: read it; if its state differs from the start, wake it,
-// then snooze it, until a state read back equals the start. A problem when
-// the state cannot be read or no operation restores it.
-std::optional<std::string> restore_agent(core::HttpClient& client, const LoadConfig& c, const std::string& id,
-                                         const std::optional<std::string>& start) {
-  const auto& field = c.target.dialect.fields.agent_state;
-  if (!start)
-    return "agent " + id + ": its state could not be read at the start (no field \"" + field +
-           "\"; set fields.agent_state in the profile), so whether the run left it snoozed or woken is unknown";
-  auto now = client.send(op(c, Operation::get_agent, {.id = id}));
-  auto state = state_in(c, now);
-  for (auto o : {Operation::wake, Operation::snooze}) {
-    if (state == start) return std::nullopt;
-    state = state_in(c, client.send(op(c, o, {.id = id})));
-  }
-  if (state == start) return std::nullopt;
-  return "agent " + id + ": its \"" + field + "\" was " + *start + " at the start and is " +
-         state.value_or("unreadable (" + answer_text(now) + ")") +
-         " after the run; neither wake nor snooze put it back";
-}
-
-// Writes the load's database key back and reads it to see the value there.
-// A key that had no value keeps "" (the API has no delete; the key is the
-// harness's own, under crh-probe-).
-std::optional<std::string> restore_database(core::HttpClient& client, const LoadConfig& c,
-                                            const std::optional<std::string>& start) {
-  const std::string key = load_database_key(c.shard);
-  const std::string value = start.value_or("");
-  auto set = client.send(op(c, Operation::db_set, {.id = key, .value = value}));
-  if (!set.response || set.response->status != 200) return "restoring database key " + key + ": " + answer_text(set);
-  auto get = client.send(op(c, Operation::db_get, {.id = key}));
-  if (database_value_in(c, get) == value) return std::nullopt;
-  return "database key " + key + " was written back but a read does not show the value (field \"" +
-         c.target.dialect.fields.database_value + "\"): " + answer_text(get);
-}
-
 }  // namespace
 
 std::vector<std::string> restore(const LoadConfig& c, const FoundState& found) {
@@ -290,9 +250,20 @@ std::vector<std::string> restore(const LoadConfig& c, const FoundState& found) {
     if (!x.response || x.response->status >= 300) problems.push_back(what + ": " + answer_text(x));
   };
   if (c.scenario == Scenario::mixed) {
-    for (const auto& [id, state] : found.agent_states)
-      if (auto problem = restore_agent(client, c, id, state)) problems.push_back(*problem);
-    if (auto problem = restore_database(client, c, found.database_value)) problems.push_back(*problem);
+    // Put back as every run puts back (core/leave_as_found.hpp).
+    const core::SendRequest keyed = [&](core::HttpRequest r) { return client.send(with_key(std::move(r), c)); };
+    for (const auto& [id, state] : found.agent_states) {
+      if (!state) {
+        problems.push_back("agent " + id + ": its state could not be read at the start (no field \"" +
+                           c.target.dialect.fields.agent_state +
+                           "\"; set fields.agent_state in the profile), so whether the run left it snoozed or woken "
+                           "is unknown");
+        continue;
+      }
+      if (auto problem = core::put_agent_back(keyed, c.target, id, *state)) problems.push_back(*problem);
+    }
+    if (auto problem = core::put_database_value_back(keyed, c.target, load_database_key(c.shard), found.database_value))
+      problems.push_back(*problem);
   }
   // Tags a round could not delete (an answer lost, a run interrupted); then
   // the list again, so that a tag still there is named, never assumed gone.
