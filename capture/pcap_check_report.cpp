@@ -6,15 +6,15 @@
 #include <cstdio>
 
 #include "capture/pcap_check_parts.hpp"
-#include "core/result_envelope.hpp"
-#include "core/result_keys_capture.hpp"
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
+#include "results/envelope.hpp"
+#include "results/keys_capture.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
 #include "oracle/rules.hpp"
 
 namespace crh::capture {
 namespace json = boost::json;
-namespace k = core::keys;
+namespace k = results::keys;
 using namespace judging;
 
 CheckReport ContractJudge::Impl::finish(const ReadSummary& capture) {
@@ -140,7 +140,7 @@ std::string display_filter(const WireEvidence& e) {
 
 json::value result_document(const CheckReport& r, const CheckConfig& config,
                             std::chrono::system_clock::time_point started, double duration_ms) {
-  json::object doc = core::result_envelope(k::kind_pcap, started, duration_ms, core::BaseUrl{}, "", false);
+  json::object doc = results::result_envelope(k::kind_pcap, started, duration_ms, core::BaseUrl{}, "", false);
   namespace p = k::pcap;
   doc[k::envelope::config] = json::object{{p::file, r.file},
                                           {p::base_path, r.base_path},

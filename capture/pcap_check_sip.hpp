@@ -52,7 +52,7 @@ struct SipCalls {
                      const std::string& prefix);
 };
 
-// The "sip" section of the check's document (core/result_keys_capture.hpp's
+// The "sip" section of the check's document (results/keys_capture.hpp's
 // pcap_sip); `start_ns`: the capture's first packet, the zero of its times.
 boost::json::object sip_document(const SipReport& report, std::int64_t start_ns);
 

@@ -9,7 +9,7 @@
 #include <map>
 
 #include "capture/pcap_check_parts.hpp"
-#include "core/result_keys_capture.hpp"
+#include "results/keys_capture.hpp"
 
 namespace crh::capture {
 using namespace judging;
@@ -162,7 +162,7 @@ void ContractJudge::Impl::judge_sip() {
 namespace judging {
 
 boost::json::object sip_document(const SipReport& r, std::int64_t start_ns) {
-  namespace k = core::keys::pcap_sip;
+  namespace k = results::keys::pcap_sip;
   boost::json::array why(r.unreadable_why.begin(), r.unreadable_why.end());
   boost::json::array calls;
   for (const auto& c : r.calls_seen)

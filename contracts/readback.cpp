@@ -9,20 +9,20 @@
 #include <boost/json.hpp>
 
 #include "oracle/rules.hpp"
-#include "core/json_read.hpp"
-#include "core/result_envelope.hpp"
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
+#include "results/json_read.hpp"
+#include "results/envelope.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
 
 namespace crh::contracts {
 namespace json = boost::json;
-namespace k = core::keys;
-using core::array_at;
-using core::bool_at;
-using core::integer_at;
-using core::number_at;
-using core::object_at;
-using core::string_at;
+namespace k = results::keys;
+using results::array_at;
+using results::bool_at;
+using results::integer_at;
+using results::number_at;
+using results::object_at;
+using results::string_at;
 
 namespace {
 
@@ -65,7 +65,7 @@ CheckResult check_from_json(const json::object& o) {
   r.message = string_at(o, c::message, where);
   r.duration = from_ms(number_at(o, c::duration_ms, where));
   for (const auto& f : array_at(o, c::findings, where)) {
-    const auto& finding = core::as_object(f, where + ".findings[]");
+    const auto& finding = results::as_object(f, where + ".findings[]");
     const oracle::Rule* rule = oracle::find_rule(string_at(finding, k::finding::rule, where + ".findings[]"));
     r.findings.push_back({severity_named(string_at(finding, k::finding::severity, where + ".findings[]"), where),
                           rule ? rule->id : std::string_view{},
@@ -73,7 +73,7 @@ CheckResult check_from_json(const json::object& o) {
   }
   for (const auto& e : array_at(o, c::evidence, where)) {
     namespace ev = k::evidence;
-    const auto& exchange = core::as_object(e, where + ".evidence[]");
+    const auto& exchange = results::as_object(e, where + ".evidence[]");
     r.evidence.push_back({string_at(exchange, ev::curl, where + ".evidence[]"),
                           string_at(exchange, ev::answer, where + ".evidence[]"),
                           from_ms(number_at(exchange, ev::elapsed_ms, where + ".evidence[]"))});
@@ -114,7 +114,7 @@ ContractRun read_contract_document(const json::object& doc) {
   run.options.target.base = *base;
   run.options.target.channel = string_at(target, k::target::channel, k::envelope::target);
   run.embedded = bool_at(target, k::target::embedded, k::envelope::target);
-  auto started = core::parse_iso8601(string_at(doc, k::envelope::started_at, ""));
+  auto started = results::parse_iso8601(string_at(doc, k::envelope::started_at, ""));
   if (!started) throw std::runtime_error("started_at: not an ISO 8601 UTC time");
   run.report.started = *started;
   run.report.duration = from_ms(number_at(doc, k::envelope::duration_ms, ""));
@@ -127,7 +127,7 @@ ContractRun read_contract_document(const json::object& doc) {
   run.options.strict = bool_at(config, o::strict, k::envelope::config);
   run.options.target.minute = std::chrono::milliseconds(integer_at(config, o::minute_ms, k::envelope::config));
   run.options.client.timeout = std::chrono::milliseconds(integer_at(config, o::timeout_ms, k::envelope::config));
-  const auto profile = core::parse_profile(core::field_at(config, o::profile, k::envelope::config), "config.profile");
+  const auto profile = core::parse_profile(results::field_at(config, o::profile, k::envelope::config), "config.profile");
   run.options.target.dialect = profile.dialect;
   run.options.statuses = profile.statuses;
 
@@ -140,7 +140,7 @@ ContractRun read_contract_document(const json::object& doc) {
   }
   run.report.notes = strings_at(doc, k::contract::notes, "");
   for (const auto& c : array_at(doc, k::contract::checks, ""))
-    run.report.results.push_back(check_from_json(core::as_object(c, "checks[]")));
+    run.report.results.push_back(check_from_json(results::as_object(c, "checks[]")));
   run.report.exit_code = verdict_of(run.report, run.options.strict).exit_code();
   return run;
 }

@@ -7,9 +7,9 @@
 #include "oracle/rules.hpp"
 #include "core/outside.hpp"
 #include "core/output_file.hpp"
-#include "core/result_envelope.hpp"
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
+#include "results/envelope.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
 
 namespace crh::contracts {
 namespace json = boost::json;
@@ -112,7 +112,7 @@ results::Verdict verdict_of(const RunReport& report, bool strict) {
 
 namespace {
 
-namespace k = core::keys;
+namespace k = results::keys;
 using core::valid_utf8;
 
 double ms(std::chrono::microseconds us) { return static_cast<double>(us.count()) / 1000.0; }
@@ -233,7 +233,7 @@ json::value result_document(const RunReport& report, const RunOptions& options, 
   for (const auto& n : report.notes) notes.emplace_back(valid_utf8(core::composed(n)));
   const auto verdict = verdict_of(report, options.strict);
 
-  json::object doc = core::result_envelope(k::kind_contract, report.started, ms(report.duration), options.target.base,
+  json::object doc = results::result_envelope(k::kind_contract, report.started, ms(report.duration), options.target.base,
                                            options.target.channel, embedded);
   namespace v = k::verdict;
   doc[k::envelope::config] = config_json(options);

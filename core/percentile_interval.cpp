@@ -12,7 +12,6 @@
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
-#include "core/result_keys_load.hpp"
 
 namespace crh::core {
 namespace {
@@ -203,36 +202,6 @@ PercentileInterval percentile_interval(const Histogram& h, double q, double rate
   // Said by backed, beyond and backing_s: the renderings word it themselves.
   if (!p.backed && rate_per_s > 0) p.backing_s = static_cast<double>(samples_to_back(q)) / rate_per_s;
   return p;
-}
-
-boost::json::object to_json(const PercentileInterval& p) {
-  namespace x = keys::percentile;
-  boost::json::object o{{x::value, p.value},
-                        {x::lower, p.shown.lower},
-                        {x::upper, p.shown.upper},
-                        {x::n, p.n},
-                        {x::method, to_string(p.method)},
-                        {x::binomial, boost::json::object{{x::lower, p.binomial.lower}, {x::upper, p.binomial.upper}}}};
-  if (p.blocks)
-    o[x::blocks] =
-        boost::json::object{{x::lower, p.blocks->lower}, {x::upper, p.blocks->upper}, {x::count, p.blocks->count}};
-  o[x::backed] = p.backed;
-  o[x::beyond] = p.beyond;
-  if (p.backing_s) o[x::backing_s] = *p.backing_s;
-  if (!p.note.empty()) o[x::note] = p.note;
-  return o;
-}
-
-const std::array<ReportedPercentile, 4> kReportedPercentiles{{{keys::percentile::p50, 0.5},
-                                                              {keys::percentile::p90, 0.9},
-                                                              {keys::percentile::p99, 0.99},
-                                                              {keys::percentile::p999, 0.999}}};
-
-boost::json::object percentiles_json(const Histogram& h, double rate_per_s,
-                                     std::optional<std::span<const PackedHistogram>> series) {
-  boost::json::object o;
-  for (const auto& [key, q] : kReportedPercentiles) o[key] = to_json(percentile_interval(h, q, rate_per_s, series));
-  return o;
 }
 
 }  // namespace crh::core

@@ -110,20 +110,4 @@ std::uint64_t rank_of(double q, std::uint64_t n);
 // std::invalid_argument unless 0 <= q < 1.
 std::uint64_t samples_to_back(double q);
 
-// {"value","lower","upper","n","method","binomial":{"lower","upper"},
-//  "blocks":{"lower","upper","count"} (absent without), "backed","beyond",
-//  "backing_s" (only when not backed at a known rate), "note" (when one)}
-boost::json::object to_json(const PercentileInterval& p);
-
-// The percentiles every latency reports, by their key (core/result_keys_load.hpp).
-struct ReportedPercentile {
-  std::string_view key;  // "p50", "p90", "p99", "p99.9"
-  double q;
-};
-extern const std::array<ReportedPercentile, 4> kReportedPercentiles;
-
-// {"p50": to_json(interval), "p90": ..., "p99": ..., "p99.9": ...}
-boost::json::object percentiles_json(const Histogram& h, double rate_per_s,
-                                     std::optional<std::span<const PackedHistogram>> series = std::nullopt);
-
 }  // namespace crh::core

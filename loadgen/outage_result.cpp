@@ -7,12 +7,12 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "core/json_read.hpp"
-#include "core/result_keys_load.hpp"
+#include "results/json_read.hpp"
+#include "results/keys_load.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
-namespace k = core::keys;
+namespace k = results::keys;
 
 namespace {
 
@@ -103,24 +103,24 @@ void read_outages(const json::object& doc, LoadResult& r) {
   namespace o = k::outages;
   namespace t = k::outage_timeline;
   const std::string where(k::load::outages);
-  const auto& outages = core::as_object(*value, where);
-  const auto& back_off = core::object_at(outages, o::back_off, where);
-  r.outages.back_offs = core::count_at(back_off, k::back_off::count, where + ".back_off");
-  r.outages.back_off_s = core::number_at(back_off, k::back_off::seconds, where + ".back_off");
-  const auto& timeline = core::object_at(outages, o::timeline, where);
+  const auto& outages = results::as_object(*value, where);
+  const auto& back_off = results::object_at(outages, o::back_off, where);
+  r.outages.back_offs = results::count_at(back_off, k::back_off::count, where + ".back_off");
+  r.outages.back_off_s = results::number_at(back_off, k::back_off::seconds, where + ".back_off");
+  const auto& timeline = results::object_at(outages, o::timeline, where);
   const std::string tw = where + ".timeline";
-  r.outages.timeline_complete = core::bool_at(timeline, t::complete, tw);
-  for (const auto& v : core::array_at(timeline, t::lit, tw)) {
+  r.outages.timeline_complete = results::bool_at(timeline, t::complete, tw);
+  for (const auto& v : results::array_at(timeline, t::lit, tw)) {
     const auto* span = v.if_array();
     if (!span || span->size() != 2 || !(*span)[0].is_int64() || !(*span)[1].is_int64())
       throw std::runtime_error(tw + ".lit[]: expected [from_ns, to_ns]");
     r.outages.timeline.add_lit({(*span)[0].as_int64(), (*span)[1].as_int64()});
   }
-  for (const auto& v : core::array_at(timeline, t::down, tw)) {
-    const auto& d = core::as_object(v, tw + ".down[]");
-    r.outages.timeline.add_down({core::integer_at(d, t::from_ns, tw + ".down[]"),
-                                 core::integer_at(d, t::to_ns, tw + ".down[]"),
-                                 answers_from_json(core::object_at(d, t::answers, tw + ".down[]"), tw + ".down[].answers")});
+  for (const auto& v : results::array_at(timeline, t::down, tw)) {
+    const auto& d = results::as_object(v, tw + ".down[]");
+    r.outages.timeline.add_down({results::integer_at(d, t::from_ns, tw + ".down[]"),
+                                 results::integer_at(d, t::to_ns, tw + ".down[]"),
+                                 answers_from_json(results::object_at(d, t::answers, tw + ".down[]"), tw + ".down[].answers")});
   }
   r.outages.timeline.normalize();
 }

@@ -6,22 +6,22 @@
 
 #include <boost/json.hpp>
 
-#include "core/json_read.hpp"
-#include "core/result_envelope.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_load.hpp"
+#include "results/json_read.hpp"
+#include "results/envelope.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_load.hpp"
 #include "loadgen/outage_result.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
-namespace k = core::keys;
-using core::array_at;
-using core::bool_at;
-using core::count_at;
-using core::integer_at;
-using core::number_at;
-using core::object_at;
-using core::string_at;
+namespace k = results::keys;
+using results::array_at;
+using results::bool_at;
+using results::count_at;
+using results::integer_at;
+using results::number_at;
+using results::object_at;
+using results::string_at;
 
 namespace {
 
@@ -34,7 +34,7 @@ Enum enum_named(std::string_view name, std::string_view where) {
 
 core::Histogram histogram_at(const json::object& o, std::string_view where) {
   try {
-    return core::Histogram::from_json(core::field_at(o, k::latency::histogram, where));
+    return core::Histogram::from_json(results::field_at(o, k::latency::histogram, where));
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string(where) + "." + std::string(k::latency::histogram) + ": " + e.what());
   }
@@ -78,7 +78,7 @@ void op_series_from_json(const json::object& o, const std::string& where, std::u
   if (!o.contains(k::operation::series)) return;
   const std::string w = where + ".series[]";
   for (const auto& v : array_at(o, k::operation::series, where)) {
-    const auto& point = core::as_object(v, w);
+    const auto& point = results::as_object(v, w);
     const auto start = count_at(point, k::operation_series::t, w);
     if (start % step != 0) throw std::runtime_error(w + ".t: not a multiple of series_step_s");
     const auto i = start / step;
@@ -95,7 +95,7 @@ OpStats op_stats_from_json(const json::object& o, const std::string& where, std:
   for (const auto& [name, v] : object_at(o, p::by_outcome, where)) {
     const auto outcome = enum_named<oracle::Outcome, oracle::kOutcomes>(name, where + ".by_outcome");
     s.latency[static_cast<std::size_t>(outcome)] =
-        histogram_at(core::as_object(v, where + ".by_outcome"), where + ".by_outcome." + std::string(name));
+        histogram_at(results::as_object(v, where + ".by_outcome"), where + ".by_outcome." + std::string(name));
   }
   s.uncorrected = histogram_at(object_at(o, p::latency_uncorrected, where), where + ".latency_uncorrected");
   for (const auto& [code, v] : object_at(o, p::statuses, where)) {
@@ -114,7 +114,7 @@ OpStats op_stats_from_json(const json::object& o, const std::string& where, std:
   s.refusals = count_at(o, p::refusals, where);
   s.throttled = count_at(o, p::throttled, where);
   if (const auto* wire = o.if_contains(p::wire))  // only with a capture paired with the run
-    s.wire = wire_op_from_json(core::as_object(*wire, where + ".wire"), where + ".wire");
+    s.wire = wire_op_from_json(results::as_object(*wire, where + ".wire"), where + ".wire");
   return s;
 }
 
@@ -128,7 +128,7 @@ void read_envelope(const json::object& doc, LoadRun& run) {
   run.config.target.base = *base;
   run.config.target.channel = string_at(target, k::target::channel, k::envelope::target);
   run.info.embedded = bool_at(target, k::target::embedded, k::envelope::target);
-  auto started = core::parse_iso8601(string_at(doc, k::envelope::started_at, ""));
+  auto started = results::parse_iso8601(string_at(doc, k::envelope::started_at, ""));
   if (!started) throw std::runtime_error("started_at: not an ISO 8601 UTC time");
   run.info.started = *started;
 }
@@ -150,7 +150,7 @@ void read_config(const json::object& doc, LoadConfig& c) {
   c.target.minute = std::chrono::milliseconds(integer_at(config, o::minute_ms, k::envelope::config));
   c.path = string_at(config, o::path, k::envelope::config);
   for (const auto& m : array_at(config, o::mix, k::envelope::config)) {
-    const auto& entry = core::as_object(m, "config.mix[]");
+    const auto& entry = results::as_object(m, "config.mix[]");
     auto op = oracle::op_kind_by_name(string_at(entry, k::mix::op, "config.mix[]"));
     if (!op) throw std::runtime_error("config.mix[].op: unknown operation");
     c.mix.push_back({*op, number_at(entry, k::mix::weight, "config.mix[]")});
@@ -200,13 +200,13 @@ void read_operations(const json::object& doc, LoadResult& r) {
     if (!kind) throw std::runtime_error("operations: unknown operation \"" + std::string(name) + "\"");
     const std::string where = "operations." + std::string(name);
     r.stats.ops[static_cast<std::size_t>(*kind)] =
-        op_stats_from_json(core::as_object(v, where), where, r.stats.series_step_s);
+        op_stats_from_json(results::as_object(v, where), where, r.stats.series_step_s);
   }
 }
 
 void read_series(const json::object& doc, LoadResult& r) {
   for (const auto& v : array_at(doc, k::load::series, "")) {
-    const auto& s = core::as_object(v, "series[]");
+    const auto& s = results::as_object(v, "series[]");
     const auto start = count_at(s, k::series::t, "series[]");
     if (start % r.stats.series_step_s != 0) throw std::runtime_error("series[].t: not a multiple of series_step_s");
     const auto t = start / r.stats.series_step_s;
@@ -229,7 +229,7 @@ oracle::Violation violation_from_json(const json::object& o) {
       string_at(o, x::explanation, where),
       {}};
   for (const auto& p : array_at(o, x::proof, where))
-    violation.proof.push_back(op_from_json(core::as_object(p, where + ".proof[]"), where + ".proof[]"));
+    violation.proof.push_back(op_from_json(results::as_object(p, where + ".proof[]"), where + ".proof[]"));
   if (o.contains(x::id)) violation.id = string_at(o, x::id, where);
   if (o.contains(x::expected)) violation.expected = string_at(o, x::expected, where);
   if (o.contains(x::actual)) violation.actual = string_at(o, x::actual, where);
@@ -242,7 +242,7 @@ oracle::Violation violation_from_json(const json::object& o) {
 void read_top_violations(const json::object& doc, LoadResult& r) {
   if (const auto* check = doc.if_contains(k::load::history_check)) {
     namespace h = k::history_check;
-    const auto& o = core::as_object(*check, k::load::history_check);
+    const auto& o = results::as_object(*check, k::load::history_check);
     r.judgement.judged = true;
     r.judgement.database_reads = count_at(o, h::database_reads, k::load::history_check);
     r.judgement.agent_reads = count_at(o, h::agent_reads, k::load::history_check);
@@ -255,7 +255,7 @@ void read_top_violations(const json::object& doc, LoadResult& r) {
   if (!doc.contains(k::race::violation_count)) return;
   r.violation_count = count_at(doc, k::race::violation_count, "");
   for (const auto& v : array_at(doc, k::race::violations, ""))
-    r.violations.push_back(violation_from_json(core::as_object(v, "violations[]")));
+    r.violations.push_back(violation_from_json(results::as_object(v, "violations[]")));
 }
 
 void read_race(const json::object& doc, LoadRun& run) {
@@ -263,7 +263,7 @@ void read_race(const json::object& doc, LoadRun& run) {
   if (!race_value) return read_top_violations(doc, run.result);
   namespace rc = k::race;
   auto& r = run.result;
-  const auto& race = core::as_object(*race_value, k::load::race);
+  const auto& race = results::as_object(*race_value, k::load::race);
   r.stats.race.rounds = count_at(race, rc::rounds, k::load::race);
   r.stats.race.rounds_without_winner = count_at(race, rc::rounds_without_winner, k::load::race);
   for (const auto& [n, v] : object_at(race, rc::winners, k::load::race)) {
@@ -277,13 +277,13 @@ void read_race(const json::object& doc, LoadRun& run) {
   r.stats.race.tag_busy = count_at(race, rc::tag_busy, k::load::race);
   r.violation_count = count_at(race, rc::violation_count, k::load::race);
   for (const auto& v : array_at(race, rc::violations, k::load::race))
-    r.violations.push_back(violation_from_json(core::as_object(v, "race.violations[]")));
+    r.violations.push_back(violation_from_json(results::as_object(v, "race.violations[]")));
 }
 
 void read_thresholds_and_history(const json::object& doc, LoadRun& run) {
   for (const auto& v : array_at(doc, k::load::thresholds, "")) {
     try {
-      const auto& o = core::as_object(v, "thresholds[]");
+      const auto& o = results::as_object(v, "thresholds[]");
       run.thresholds.push_back(parse_threshold(string_at(o, k::threshold::expression, "thresholds[]")));
       const auto* implicit = o.if_contains(k::threshold::implicit);  // absent in documents of older versions
       run.thresholds.back().implicit = implicit && implicit->is_bool() && implicit->get_bool();
@@ -303,7 +303,7 @@ void read_wire(const json::object& doc, LoadResult& r) {
   if (!value) return;  // no capture was paired with the run
   namespace x = k::wire;
   const std::string where(k::load::wire);
-  const auto& o = core::as_object(*value, where);
+  const auto& o = results::as_object(*value, where);
   core::WireSummary w;
   w.file = string_at(o, x::file, where);
   w.exchanges = count_at(o, x::exchanges, where);
@@ -323,7 +323,7 @@ std::vector<ShardRecord> shards_at(const json::object& doc, std::string_view key
   namespace c = k::clock_source;
   const std::string where(key);
   for (const auto& v : array_at(doc, key, "")) {
-    const auto& o = core::as_object(v, where + "[]");
+    const auto& o = results::as_object(v, where + "[]");
     const auto w = where + "[]";
     ShardRecord r;
     r.shard.index = static_cast<int>(count_at(o, s::index, w));

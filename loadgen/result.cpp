@@ -12,15 +12,16 @@
 
 #include "core/output_file.hpp"
 #include "core/percentile_interval.hpp"
-#include "core/result_envelope.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_load.hpp"
+#include "results/envelope.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_load.hpp"
+#include "results/percentiles.hpp"
 #include "loadgen/outage_result.hpp"
 #include "results/verdict.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
-namespace k = core::keys;
+namespace k = results::keys;
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -61,7 +62,7 @@ json::object latency_json(const core::Histogram& h, double rate,
   return json::object{{l::count, h.count()},           {l::p50_ns, h.quantile(0.5)},
                       {l::p90_ns, h.quantile(0.9)},    {l::p99_ns, h.quantile(0.99)},
                       {l::p999_ns, h.quantile(0.999)}, {l::max_ns, h.max()},
-                      {l::mean_ns, h.mean()},          {l::percentiles, core::percentiles_json(h, rate, series)},
+                      {l::mean_ns, h.mean()},          {l::percentiles, results::percentiles_json(h, rate, series)},
                       {l::histogram, h.to_json()}};
 }
 
@@ -369,7 +370,7 @@ json::array thresholds_json(const std::vector<ThresholdVerdict>& verdicts) {
 
 std::string iso8601_ns(std::int64_t unix_ns) {
   const auto seconds = unix_ns >= 0 ? unix_ns / 1'000'000'000 : (unix_ns - 999'999'999) / 1'000'000'000;
-  const auto text = core::iso8601(std::chrono::system_clock::time_point(std::chrono::seconds(seconds)));
+  const auto text = results::iso8601(std::chrono::system_clock::time_point(std::chrono::seconds(seconds)));
   char frac[16];
   std::snprintf(frac, sizeof frac, ".%09lld", static_cast<long long>(unix_ns - seconds * 1'000'000'000));
   return text.substr(0, text.size() - 1) + frac + "Z";
@@ -440,7 +441,7 @@ std::optional<std::string> incomplete_shards(const LoadResult& r) {
 json::object result_document(const LoadConfig& c, const LoadResult& r, const std::vector<ThresholdVerdict>& verdicts,
                              const RunInfo& info) {
   namespace l = k::load;
-  json::object doc = core::result_envelope(k::kind_load, info.started, r.wall_s * 1000.0, c.target.base,
+  json::object doc = results::result_envelope(k::kind_load, info.started, r.wall_s * 1000.0, c.target.base,
                                            c.target.channel, info.embedded);
   doc[k::envelope::config] = config_json(c, r);
   doc[k::envelope::verdict] = verdict_json(r, verdicts);

@@ -10,11 +10,11 @@
 
 #include <boost/json.hpp>
 
-#include "core/result_keys_run.hpp"
+#include "results/keys_run.hpp"
 
 namespace crh::nightly {
 namespace json = boost::json;
-namespace k = core::keys;
+namespace k = results::keys;
 
 namespace {
 

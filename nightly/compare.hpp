@@ -1,6 +1,6 @@
 // Tonight's figures judged against the record of nights (DESIGN.md §7): the
 // comparison section of the run document, in the baseline comparison's
-// vocabulary (core/result_keys_run.hpp, namespaces comparison and figure).
+// vocabulary (results/keys_run.hpp, namespaces comparison and figure).
 #pragma once
 
 #include <string>

@@ -9,16 +9,16 @@
 #include <boost/json.hpp>
 
 #include "core/histogram.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_load.hpp"
-#include "core/result_keys_run.hpp"
-#include "core/result_keys_trend.hpp"
-#include "core/result_view.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_load.hpp"
+#include "results/keys_run.hpp"
+#include "results/keys_trend.hpp"
+#include "results/view.hpp"
 
 namespace crh::nightly {
 namespace json = boost::json;
-namespace k = core::keys;
-using core::DocView;
+namespace k = results::keys;
+using results::DocView;
 
 namespace {
 

@@ -13,18 +13,18 @@
 #include <boost/json.hpp>
 
 #include "core/output_file.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_load.hpp"
-#include "core/result_keys_run.hpp"
-#include "core/result_view.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_load.hpp"
+#include "results/keys_run.hpp"
+#include "results/view.hpp"
 #include "nightly/figures.hpp"
 #include "results/verdict.hpp"
 
 namespace crh::nightly {
 namespace json = boost::json;
 namespace fs = std::filesystem;
-namespace k = core::keys;
-using core::DocView;
+namespace k = results::keys;
+using results::DocView;
 
 namespace {
 

@@ -2,13 +2,13 @@
 
 #include <boost/json.hpp>
 
-#include "core/result_keys_trend.hpp"
+#include "results/keys_trend.hpp"
 #include "nightly/compare.hpp"
 #include "nightly/figures.hpp"
 
 namespace crh::nightly {
 namespace json = boost::json;
-namespace k = core::keys;
+namespace k = results::keys;
 
 namespace {
 

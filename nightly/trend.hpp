@@ -1,7 +1,7 @@
 // The record of nights as the trend page draws it (`crh report --nights DIR
 // --html`, DESIGN.md §7): every night, and the last one judged here by the
 // gate against the record as it is now, written into one document
-// (core/result_keys_trend.hpp) that reports/ only draws.
+// (results/keys_trend.hpp) that reports/ only draws.
 #pragma once
 
 #include <string>

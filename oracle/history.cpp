@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "core/outside.hpp"
-#include "core/result_keys_load.hpp"
+#include "core/history_line_keys.hpp"
 
 namespace crh::oracle {
 namespace {
@@ -61,7 +61,7 @@ std::string_view to_string(Outcome o) {
 namespace {
 
 // `,"key":` (or `{"key":` for the first field): the keys of a proof operation
-// are the result document's (core/result_keys_load.hpp).
+// are the history line's (core/history_line_keys.hpp), which a load document's proof carries.
 void field(std::string& out, std::string_view key, bool first = false) {
   out += first ? "{\"" : ",\"";
   out += key;
@@ -71,7 +71,7 @@ void field(std::string& out, std::string_view key, bool first = false) {
 }  // namespace
 
 std::string to_json_line(const Op& op) {
-  namespace p = core::keys::proof;
+  namespace p = core::history_line;
   std::string out;
   field(out, p::round, true);
   out += std::to_string(op.round);

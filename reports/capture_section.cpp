@@ -1,20 +1,20 @@
 // capture_section: see capture_section.hpp
 #include "reports/capture_section.hpp"
 
-#include "core/result_keys_capture.hpp"
+#include "results/keys_capture.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
 namespace {
-namespace c = core::keys::live_capture;
+namespace c = results::keys::live_capture;
 using html::esc;
 
-bool lost(const core::DocView& w) { return clean(w).starts_with("LOST PACKETS"); }
+bool lost(const results::DocView& w) { return clean(w).starts_with("LOST PACKETS"); }
 
 }  // namespace
 
-std::string capture_terminal(const core::DocView& capture, bool color) {
+std::string capture_terminal(const results::DocView& capture, bool color) {
   if (!capture.present()) return {};
   if (!capture[c::made].boolean())
     return "\n" + paint(color, "capture: none made", "33") + " (" + clean(capture[c::not_made]) + ")\n";
@@ -28,7 +28,7 @@ std::string capture_terminal(const core::DocView& capture, bool color) {
   return out;
 }
 
-std::string capture_html(const core::DocView& capture, bool top) {
+std::string capture_html(const results::DocView& capture, bool top) {
   if (!capture.present()) return {};
   const std::string h = top ? "h2" : "h3";
   std::string out = "<" + h + " id=\"capture\">Capture</" + h + ">\n";

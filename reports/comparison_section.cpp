@@ -9,7 +9,7 @@
 #include "reports/text.hpp"
 
 namespace crh::reports::html {
-using core::DocView;
+using results::DocView;
 namespace {
 
 std::string row_class(const ShownFigure& f) {

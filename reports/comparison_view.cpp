@@ -3,13 +3,13 @@
 
 #include <algorithm>
 
-#include "core/result_keys_run.hpp"
+#include "results/keys_run.hpp"
 #include "reports/intervals.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
-namespace k = core::keys;
-using core::DocView;
+namespace k = results::keys;
+using results::DocView;
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/result_view.hpp"
+#include "results/view.hpp"
 
 namespace crh::reports {
 
@@ -64,7 +64,7 @@ struct ShownComparison {
   std::vector<std::string> unreliable;  // why tonight cannot be trusted (the night could not tell)
 };
 
-ShownComparison read_comparison(const core::DocView& comparison);
+ShownComparison read_comparison(const results::DocView& comparison);
 
 // Rank of a verdict in the order shown: regressed 0, inconclusive 1, not backed 2, improved 3, no change 4.
 int verdict_rank(std::string_view verdict);

@@ -5,11 +5,11 @@
 #include <boost/json.hpp>
 
 #include "reports/capture_section.hpp"
-#include "core/result_keys_capture.hpp"
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_load.hpp"
-#include "core/result_keys_run.hpp"
+#include "results/keys_capture.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_load.hpp"
+#include "results/keys_run.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/junit.hpp"
 #include "reports/rerun.hpp"
@@ -38,8 +38,8 @@ std::string class_name(std::string_view s) {
 }  // namespace html
 
 namespace json = boost::json;
-namespace k = core::keys;
-using core::DocView;
+namespace k = results::keys;
+using results::DocView;
 using html::badge;
 using html::esc;
 using html::whole;

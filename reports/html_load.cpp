@@ -7,17 +7,17 @@
 
 #include "reports/capture_section.hpp"
 #include "core/histogram.hpp"
-#include "core/result_keys_capture.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_load.hpp"
+#include "results/keys_capture.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_load.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/intervals.hpp"
 #include "reports/svg.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports::html {
-namespace k = core::keys;
-using core::DocView;
+namespace k = results::keys;
+using results::DocView;
 namespace {
 
 std::string percent(double fraction) { return fixed(fraction * 100, fraction < 0.001 && fraction > 0 ? 3 : 2) + "%"; }

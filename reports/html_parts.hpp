@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/result_view.hpp"
+#include "results/view.hpp"
 
 namespace crh::reports::html {
 
@@ -20,9 +20,9 @@ std::string class_name(std::string_view s);     // "no change" -> "no-change": a
 std::string page_start(const std::string& title);
 
 // The comparison with a baseline or with the record of nights (reports/comparison_section.cpp).
-std::string comparison_section(const core::DocView& comparison);
+std::string comparison_section(const results::DocView& comparison);
 
 // The section of one load result of the run document, with its charts.
-std::string load_section(const core::DocView& load);
+std::string load_section(const results::DocView& load);
 
 }  // namespace crh::reports::html

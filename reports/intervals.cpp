@@ -3,13 +3,13 @@
 
 #include <cctype>
 
-#include "core/result_keys_load.hpp"
+#include "results/keys_load.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
-namespace k = core::keys;
-namespace ik = core::keys::percentile;
-using core::DocView;
+namespace k = results::keys;
+namespace ik = results::keys::percentile;
+using results::DocView;
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/result_view.hpp"
+#include "results/view.hpp"
 
 namespace crh::reports {
 
@@ -30,10 +30,10 @@ struct ShownPercentile {
 
 // p50, p90, p99 and p99.9 of a latency object; without intervals when the
 // document predates them.
-std::vector<ShownPercentile> percentiles_of(const core::DocView& latency);
+std::vector<ShownPercentile> percentiles_of(const results::DocView& latency);
 
 // True when the latency carries intervals (schema_version 2 on).
-bool has_intervals(const core::DocView& latency);
+bool has_intervals(const results::DocView& latency);
 
 // "1.24 ms [1.19, 1.31]" (a bound in another unit keeps its own), or
 // "3.10 ms (not backed: 412 samples; ~24 s at this rate would back it)".

@@ -4,10 +4,10 @@
 #include <boost/json.hpp>
 #include <cstdio>
 
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_load.hpp"
-#include "core/result_keys_run.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_load.hpp"
+#include "results/keys_run.hpp"
 #include "reports/comparison_view.hpp"
 #include "reports/rerun.hpp"
 #include "reports/text.hpp"
@@ -36,8 +36,8 @@ std::string xml_escape(std::string_view text) {
 
 namespace {
 
-namespace k = core::keys;
-using core::DocView;
+namespace k = results::keys;
+using results::DocView;
 
 std::string seconds(double ms) {
   char buf[32];

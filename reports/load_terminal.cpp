@@ -5,16 +5,16 @@
 #include <cstdio>
 
 #include "reports/capture_section.hpp"
-#include "core/result_keys_capture.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_load.hpp"
+#include "results/keys_capture.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_load.hpp"
 #include "reports/intervals.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
 namespace json = boost::json;
-namespace k = core::keys;
-using core::DocView;
+namespace k = results::keys;
+using results::DocView;
 namespace {
 
 std::string right(std::string s, std::size_t width) {

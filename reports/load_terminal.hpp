@@ -14,6 +14,6 @@ namespace crh::reports {
 std::string load_summary(const boost::json::value& result, const TerminalStyle& style);
 
 // The same of a view into a larger document, without that line.
-std::string load_summary(const core::DocView& result, const TerminalStyle& style);
+std::string load_summary(const results::DocView& result, const TerminalStyle& style);
 
 }  // namespace crh::reports

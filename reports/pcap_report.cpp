@@ -7,17 +7,17 @@
 #include <string>
 #include <vector>
 
-#include "core/result_keys_capture.hpp"
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
+#include "results/keys_capture.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
-namespace k = core::keys;
-namespace p = core::keys::pcap;
-namespace ps = core::keys::pcap_sip;
-using core::DocView;
+namespace k = results::keys;
+namespace p = results::keys::pcap;
+namespace ps = results::keys::pcap_sip;
+using results::DocView;
 
 namespace {
 

@@ -3,11 +3,11 @@
 
 #include <cstdio>
 
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
 
 namespace crh::reports {
-namespace k = core::keys;
+namespace k = results::keys;
 
 std::string shell_quote(std::string_view word) {
   auto safe = [](unsigned char c) {
@@ -41,7 +41,7 @@ std::string shell_quote(std::string_view word) {
   return out + "'";
 }
 
-std::string rerun_command(const core::DocView& contract, std::string_view check_id) {
+std::string rerun_command(const results::DocView& contract, std::string_view check_id) {
   std::string out = "crh contract";
   const auto options = contract.find(k::envelope::config).find(k::contract_config::rerun).find(k::rerun::options);
   if (options.is_array()) {
@@ -55,7 +55,7 @@ std::string rerun_command(const core::DocView& contract, std::string_view check_
   return out + " --check " + shell_quote(check_id);
 }
 
-bool rerun_reads_key_file(const core::DocView& contract) {
+bool rerun_reads_key_file(const results::DocView& contract) {
   return contract.find(k::envelope::config).find(k::contract_config::rerun).find(k::rerun::key_source).str() ==
          k::rerun::key_from_file;
 }

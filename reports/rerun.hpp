@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/result_view.hpp"
+#include "results/view.hpp"
 
 namespace crh::reports {
 
@@ -18,10 +18,10 @@ std::string shell_quote(std::string_view word);
 // document). Its config's rerun options when recorded; a document written
 // before they were (no such key) gets the old line: --base-url and --channel
 // unless the target was the embedded service.
-std::string rerun_command(const core::DocView& contract, std::string_view check_id);
+std::string rerun_command(const results::DocView& contract, std::string_view check_id);
 
 // Whether the recorded options read the key from a file (--api-key-file):
 // without, a rerun against a --base-url needs CRH_API_KEY exported.
-bool rerun_reads_key_file(const core::DocView& contract);
+bool rerun_reads_key_file(const results::DocView& contract);
 
 }  // namespace crh::reports

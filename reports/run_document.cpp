@@ -13,19 +13,19 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "core/result_envelope.hpp"
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_load.hpp"
-#include "core/result_keys_run.hpp"
-#include "core/result_view.hpp"
+#include "results/envelope.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_load.hpp"
+#include "results/keys_run.hpp"
+#include "results/view.hpp"
 #include "reports/text.hpp"
 #include "results/verdict.hpp"
 
 namespace crh::reports {
 namespace json = boost::json;
-namespace k = core::keys;
-using core::DocView;
+namespace k = results::keys;
+using results::DocView;
 namespace {
 
 // The load of `scenario` among the parts, or nothing.
@@ -160,10 +160,10 @@ RunParts parts_of(const json::object& doc) {
   // still reads (a baseline from before them), with point values only.
   constexpr int kOldestReadable = 1;
   if (const auto v = d.find(k::envelope::schema_version).maybe_num();
-      !v || *v < kOldestReadable || *v > core::kResultSchemaVersion || *v != std::floor(*v))
+      !v || *v < kOldestReadable || *v > results::kResultSchemaVersion || *v != std::floor(*v))
     throw std::runtime_error("schema_version " + (v ? std::to_string(static_cast<long>(*v)) : std::string("missing")) +
                              " is not one this crh reads (" + std::to_string(kOldestReadable) + " to " +
-                             std::to_string(core::kResultSchemaVersion) + ")");
+                             std::to_string(results::kResultSchemaVersion) + ")");
   RunParts parts;
   if (kind == k::kind_contract) parts.contract = doc;
   else if (kind == k::kind_load) parts.loads.push_back(doc);
@@ -302,7 +302,7 @@ void tally_comparison(const json::object& comparison, Tally& t) {
 json::object run_document(RunParts parts, std::optional<json::object> comparison, const RunMeta& meta) {
   std::string why;
   auto base = core::parse_base_url(meta.base_url, why);
-  json::object doc = core::result_envelope(k::kind_run, meta.started, meta.duration_ms, base ? *base : core::BaseUrl{},
+  json::object doc = results::result_envelope(k::kind_run, meta.started, meta.duration_ms, base ? *base : core::BaseUrl{},
                                            meta.channel, meta.embedded);
   if (!base) doc[k::envelope::target].as_object()[k::target::base_url] = meta.base_url;
 

@@ -6,15 +6,15 @@
 #include "reports/capture_section.hpp"
 #include "reports/comparison_view.hpp"
 #include "reports/load_terminal.hpp"
-#include "core/result_keys_capture.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_run.hpp"
+#include "results/keys_capture.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_run.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
 namespace json = boost::json;
-namespace k = core::keys;
-using core::DocView;
+namespace k = results::keys;
+using results::DocView;
 namespace {
 
 // "race call p99: 1.52 ms [1.47, 1.58] against 1.20 ms (nights [1.12, 1.29]), +26.7% [+22.1, +31.0%]; ..."

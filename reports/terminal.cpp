@@ -6,15 +6,15 @@
 
 #include "reports/capture_section.hpp"
 #include "reports/rerun.hpp"
-#include "core/result_keys_capture.hpp"
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
+#include "results/keys_capture.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
 #include "reports/text.hpp"
 
 namespace crh::reports {
 namespace json = boost::json;
-namespace k = core::keys;
-using core::DocView;
+namespace k = results::keys;
+using results::DocView;
 namespace {
 
 long count(const DocView& counts, std::string_view key) { return static_cast<long>(counts[key].count()); }

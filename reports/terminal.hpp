@@ -5,7 +5,7 @@
 #include <boost/json/value.hpp>
 #include <string>
 
-#include "core/result_view.hpp"
+#include "results/view.hpp"
 
 namespace crh::reports {
 
@@ -20,6 +20,6 @@ std::string contract_summary(const boost::json::value& result, const TerminalSty
 
 // The same of a view into a larger document, without that line: the caller
 // shows what the whole document lacked.
-std::string contract_summary(const core::DocView& result, const TerminalStyle& style);
+std::string contract_summary(const results::DocView& result, const TerminalStyle& style);
 
 }  // namespace crh::reports

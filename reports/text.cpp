@@ -13,11 +13,11 @@ std::string clean(std::string_view text) {
   return out;
 }
 
-std::string clean(const core::DocView& v) { return clean(v.str()); }
+std::string clean(const results::DocView& v) { return clean(v.str()); }
 
-std::string count_text(const core::DocView& v) { return std::to_string(v.count()); }
+std::string count_text(const results::DocView& v) { return std::to_string(v.count()); }
 
-std::string missing_line(const core::DocView& doc) {
+std::string missing_line(const results::DocView& doc) {
   const std::string footnote = doc.missing_footnote();
   return footnote.empty() ? std::string() : clean(footnote) + "\n";
 }

@@ -6,21 +6,21 @@
 #include <string>
 #include <string_view>
 
-#include "core/result_view.hpp"
+#include "results/view.hpp"
 
 namespace crh::reports {
 
 std::string clean(std::string_view text);
 
 // The string the view holds, cleaned; empty when absent or not a string (the view records it).
-std::string clean(const core::DocView& v);
+std::string clean(const results::DocView& v);
 
 // The count the view holds, in digits (0 when absent; the view records it).
-std::string count_text(const core::DocView& v);
+std::string count_text(const results::DocView& v);
 
 // "missing from the document: ...\n" when the views of `doc` met a missing or
 // mistyped field, else nothing: a report says what it could not show.
-std::string missing_line(const core::DocView& doc);
+std::string missing_line(const results::DocView& doc);
 
 // `v` with that many decimals.
 std::string fixed(double v, int decimals);

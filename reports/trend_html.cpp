@@ -7,8 +7,8 @@
 #include <boost/json.hpp>
 #include <optional>
 
-#include "core/result_keys_trend.hpp"
-#include "core/result_view.hpp"
+#include "results/keys_trend.hpp"
+#include "results/view.hpp"
 #include "reports/comparison_view.hpp"
 #include "reports/html_parts.hpp"
 #include "reports/svg.hpp"
@@ -16,8 +16,8 @@
 
 namespace crh::reports {
 namespace json = boost::json;
-namespace k = core::keys;
-using core::DocView;
+namespace k = results::keys;
+using results::DocView;
 using html::badge;
 using html::esc;
 using html::whole;

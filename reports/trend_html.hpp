@@ -11,7 +11,7 @@
 
 namespace crh::reports {
 
-// Draws the trend document (core/result_keys_trend.hpp; nightly::trend_document
+// Draws the trend document (results/keys_trend.hpp; nightly::trend_document
 // writes it, with the gate's judgement of the last night). The nights drawn
 // are those of the last night's settings (fingerprint); nights of other
 // settings are listed.

@@ -6,13 +6,13 @@
 
 #include <boost/json.hpp>
 
-#include "core/result_keys_capture.hpp"
+#include "results/keys_capture.hpp"
 #include "results/verdict.hpp"
 #include "flags.hpp"
 
 namespace crh::runners {
 
-namespace capture_keys = core::keys::live_capture;
+namespace capture_keys = results::keys::live_capture;
 
 struct CaptureSession::Impl {
   bool asked = false;

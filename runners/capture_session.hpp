@@ -42,7 +42,7 @@ class CaptureSession {
   const std::string& file() const;
   const capture::LiveSummary& summary() const;
 
-  // Adds the "capture" section (core::keys::capture) to a result document;
+  // Adds the "capture" section (results::keys::capture) to a result document;
   // nothing when no capture was asked for. Stops the capture first.
   void add_to(boost::json::object& document);
 

@@ -12,8 +12,8 @@
 #include "oracle/rules.hpp"
 #include "contracts/runner.hpp"
 #include "core/outside.hpp"
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
 #include "documents.hpp"
 #include "results/verdict.hpp"
 #include "flags.hpp"
@@ -111,7 +111,7 @@ int run_contract_command(const ContractOptions& o) {
   if (embedded) embedded->stop();
 
   auto doc = contracts::result_document(report, run, embedded != nullptr);
-  namespace k = core::keys;
+  namespace k = results::keys;
   doc.as_object()[k::envelope::config].as_object()[k::contract_config::rerun] =
       contract_rerun(o.target, o.contract, embedded != nullptr);
   capture.add_to(doc.as_object());

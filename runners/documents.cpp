@@ -12,19 +12,19 @@
 #include "contracts/readback.hpp"
 #include "core/curl.hpp"
 #include "core/output_file.hpp"
-#include "core/result_envelope.hpp"
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_load.hpp"
-#include "core/result_keys_run.hpp"
-#include "core/result_view.hpp"
+#include "results/envelope.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_load.hpp"
+#include "results/keys_run.hpp"
+#include "results/view.hpp"
 #include "loadgen/readback.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"
 
 namespace crh::runners {
 namespace json = boost::json;
-namespace k = core::keys;
+namespace k = results::keys;
 
 json::object read_result_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -112,7 +112,7 @@ void refuse_other_runs(const Documents& documents) {
   std::optional<std::pair<std::string, loadgen::ShardRecord>> first;
   for (const auto& [file, doc] : documents)
     for (const auto& load : reports::parts_of(doc).loads) {
-      const core::DocView shards = core::DocView(load)[k::load::shards];
+      const results::DocView shards = results::DocView(load)[k::load::shards];
       for (const auto& s : shards.items()) {
         loadgen::ShardRecord r;
         r.run_id = s[k::shard::run_id].str();
@@ -138,7 +138,7 @@ void refuse_other_runs(const Documents& documents) {
 void keep_common_rerun(const Documents& contracts, json::object& merged) {
   const json::value* common = nullptr;
   for (const auto& [file, doc] : contracts) {
-    const auto* rerun = core::DocView(doc).find(k::envelope::config).find(k::contract_config::rerun).value();
+    const auto* rerun = results::DocView(doc).find(k::envelope::config).find(k::contract_config::rerun).value();
     if (!rerun || (common && *common != *rerun)) return;
     common = rerun;
   }
@@ -158,7 +158,7 @@ reports::RunParts merge_documents(const std::vector<std::pair<std::string, json:
     auto parts = reports::parts_of(doc);
     if (parts.contract) contracts.emplace_back(file, std::move(*parts.contract));
     for (auto& l : parts.loads) {
-      const auto scenario = core::DocView(l)[k::envelope::config][k::load_config::scenario];
+      const auto scenario = results::DocView(l)[k::envelope::config][k::load_config::scenario];
       if (!scenario.is_string()) throw std::runtime_error(file + ": a load result without config.scenario");
       const std::string name = scenario.str();
       if (!loads.count(name)) scenario_order.push_back(name);
@@ -189,15 +189,15 @@ reports::RunMeta meta_of(const std::vector<std::pair<std::string, json::object>>
   // otherwise what the inputs say, and the files they came from.
   reports::RunMeta meta;
   if (documents.empty()) return meta;
-  const core::DocView first(documents.front().second);
+  const results::DocView first(documents.front().second);
   const auto target = first[k::envelope::target];
   meta.base_url = target[k::target::base_url].str();
   meta.channel = target[k::target::channel].str();
   meta.embedded = target[k::target::embedded].is_bool() && target[k::target::embedded].boolean();
   meta.started = std::chrono::system_clock::time_point::max();
   for (const auto& [file, doc] : documents) {
-    const core::DocView d(doc);
-    if (auto t = core::parse_iso8601(d[k::envelope::started_at].str())) meta.started = std::min(meta.started, *t);
+    const results::DocView d(doc);
+    if (auto t = results::parse_iso8601(d[k::envelope::started_at].str())) meta.started = std::min(meta.started, *t);
     if (auto ms = d[k::envelope::duration_ms].maybe_num()) meta.duration_ms = std::max(meta.duration_ms, *ms);
   }
   if (meta.started == std::chrono::system_clock::time_point::max()) meta.started = std::chrono::system_clock::now();

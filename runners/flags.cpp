@@ -7,7 +7,7 @@
 #include <boost/json.hpp>
 
 #include "contracts/runner.hpp"
-#include "core/result_keys_contract.hpp"
+#include "results/keys_contract.hpp"
 #include "results/verdict.hpp"
 #include "loadgen/engine.hpp"
 
@@ -58,7 +58,7 @@ void ContractFlags::apply_to(contracts::RunOptions& run) const {
 }
 
 boost::json::object contract_rerun(const TargetFlags& target, const ContractFlags& contract, bool embedded) {
-  namespace r = core::keys::rerun;
+  namespace r = results::keys::rerun;
   const TargetFlags defaults;
   std::vector<std::string> options;
   auto add = [&](const char* flag, const std::string& value) {

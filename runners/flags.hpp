@@ -108,7 +108,7 @@ struct ContractFlags {
 // --channel, --profile, --api-key-file as its path, --slow, --strict, and
 // --minute-ms and --timeout where not the defaults), never the key nor
 // --suite (a rerun names its --check), and where the rerun's key comes from.
-// The contract document's config.rerun (core/result_keys_contract.hpp).
+// The contract document's config.rerun (results/keys_contract.hpp).
 boost::json::object contract_rerun(const TargetFlags& target, const ContractFlags& contract, bool embedded);
 
 struct LoadHelp {

@@ -10,7 +10,7 @@
 #include "capture/wire_timing.hpp"
 #include "capture_session.hpp"
 #include "core/outside.hpp"
-#include "core/result_envelope.hpp"
+#include "results/envelope.hpp"
 #include "results/verdict.hpp"
 #include "interrupt.hpp"
 #include "loadgen/history.hpp"
@@ -150,7 +150,7 @@ void announce_scale_out(std::string_view command, const loadgen::LoadConfig& con
     const auto wait = std::chrono::duration<double>(*config.start_at - std::chrono::system_clock::now()).count();
     char in[48];
     std::snprintf(in, sizeof in, " (in %.1f s)", wait);
-    std::cout << command << ": measuring starts at " << core::iso8601(*config.start_at)
+    std::cout << command << ": measuring starts at " << results::iso8601(*config.start_at)
               << (wait > 0 ? in : " (already passed: this run starts now, marked late)") << "\n";
   }
 }

@@ -7,9 +7,9 @@
 #include <boost/json.hpp>
 
 #include "core/output_file.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_run.hpp"
-#include "core/result_view.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_run.hpp"
+#include "results/view.hpp"
 #include "nightly/compare.hpp"
 #include "nightly/figures.hpp"
 #include "nightly/trend.hpp"
@@ -17,14 +17,14 @@
 
 namespace crh::runners {
 namespace json = boost::json;
-namespace k = core::keys;
+namespace k = results::keys;
 
 json::object compare_with_record(const NightsFlags& flags, const reports::RunParts& parts,
                                  const json::object& provisional, double max_regression_pct) {
   std::vector<std::string> problems;
   const auto record = nightly::read_nights(flags.dir, problems);
   for (const auto& p : problems) std::cerr << "crh: --nights: " << p << "\n";
-  const core::DocView d(provisional);
+  const results::DocView d(provisional);
   nightly::Tonight tonight;
   tonight.figures = nightly::figures_of_loads(parts.loads);
   tonight.fingerprint = nightly::fingerprint_hash(nightly::fingerprint_fields(provisional));

@@ -6,13 +6,13 @@
 
 #include <boost/json.hpp>
 
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_load.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_load.hpp"
 #include "loadgen/readback.hpp"
 
 namespace crh::runners {
 namespace json = boost::json;
-namespace k = core::keys;
+namespace k = results::keys;
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <boost/json.hpp>
 
 #include "commands.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_run.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_run.hpp"
 #include "documents.hpp"
 #include "results/verdict.hpp"
 #include "flags.hpp"
@@ -21,7 +21,7 @@
 #include "reports/run_terminal.hpp"
 
 namespace crh::runners {
-namespace keys = core::keys;
+namespace keys = results::keys;
 namespace json = boost::json;
 namespace {
 

@@ -15,9 +15,9 @@
 #include "core/profile.hpp"
 #include "contracts/runner.hpp"
 #include "core/outside.hpp"
-#include "core/result_keys_contract.hpp"
-#include "core/result_keys_envelope.hpp"
-#include "core/result_keys_run.hpp"
+#include "results/keys_contract.hpp"
+#include "results/keys_envelope.hpp"
+#include "results/keys_run.hpp"
 #include "documents.hpp"
 #include "results/verdict.hpp"
 #include "flags.hpp"
@@ -146,7 +146,7 @@ contracts::RunReport run_contract_suites(const RunContext& ctx, const core::Expe
   auto report = contracts::run_contract(run);
   if (ctx.progress) std::cout << "\r\x1b[2K" << std::flush;
   parts.contract = contracts::result_document(report, run, ctx.embedded).as_object();
-  namespace k = core::keys;
+  namespace k = results::keys;
   (*parts.contract)[k::envelope::config].as_object()[k::contract_config::rerun] =
       contract_rerun(ctx.o.target, ctx.o.contract, ctx.embedded);
   show_part(ctx, *parts.contract);
@@ -248,7 +248,7 @@ std::string profile_hash(const std::string& file) {
 }
 
 json::object config_of(const RunCommandOptions& o) {
-  namespace rc = core::keys::run_config;
+  namespace rc = results::keys::run_config;
   return json::object{{rc::load_duration_s, o.load_duration_s},
                       {rc::scenarios, json::value_from(o.scenarios)},
                       {rc::connections, o.load.connections},
@@ -290,7 +290,7 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
   json::value doc = reports::run_document(std::move(parts), std::move(comparison), meta);
   capture.add_to(doc.as_object());  // one capture of the whole run
   core::redact_values(doc);  // a value the target sent that a message quotes whole
-  namespace keys = core::keys;
+  namespace keys = results::keys;
   const auto& verdict = doc.at(keys::envelope::verdict);
   exit_code = results::worse_exit(exit_code, static_cast<int>(verdict.at(keys::verdict::exit_code).to_number<long>()));
   exit_code = with_output_problems("crh run", write_outputs(doc.as_object(), o.output.files()), exit_code);

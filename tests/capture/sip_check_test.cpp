@@ -8,7 +8,7 @@
 #include <boost/json.hpp>
 
 #include "capture/pcap_check.hpp"
-#include "core/result_keys_capture.hpp"
+#include "results/keys_capture.hpp"
 #include "pcap_builder.hpp"
 #include "sip_frames.hpp"
 
@@ -198,9 +198,9 @@ TEST(SipCheck, CaptureFileWithSipAndHttpIsJudgedAndDocumented) {
   EXPECT_EQ(r.sip.numbers[0].winner, "+1001");
   EXPECT_EQ(r.sip.numbers[0].epochs_judged, 1u);
   const auto doc = result_document(r, {}, {}, 0);
-  const auto& sip = doc.at(core::keys::pcap_sip::section).as_object();
-  EXPECT_EQ(sip.at(core::keys::pcap_sip::calls).as_uint64(), 2u);
-  EXPECT_EQ(sip.at(core::keys::pcap_sip::numbers).as_array()[0].at("winner").as_string(), "+1001");
+  const auto& sip = doc.at(results::keys::pcap_sip::section).as_object();
+  EXPECT_EQ(sip.at(results::keys::pcap_sip::calls).as_uint64(), 2u);
+  EXPECT_EQ(sip.at(results::keys::pcap_sip::numbers).as_array()[0].at("winner").as_string(), "+1001");
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include <boost/json.hpp>
 
-#include "core/result_keys_contract.hpp"
+#include "results/keys_contract.hpp"
 
 namespace crh::contracts {
 namespace {
@@ -80,7 +80,7 @@ TEST(ContractReadback, CountKeysAreTheOutcomeNames) {
   EXPECT_EQ(counts.size(), 6u);
   for (const auto* key : {"total", "pass", "warn", "fail", "skip", "indeterminate"})
     EXPECT_TRUE(counts.contains(key)) << key;
-  namespace n = core::keys::counts;
+  namespace n = results::keys::counts;
   EXPECT_EQ(to_string(Outcome::pass), n::pass);
   EXPECT_EQ(to_string(Outcome::warn), n::warn);
   EXPECT_EQ(to_string(Outcome::fail), n::fail);

@@ -1,4 +1,5 @@
 #include "core/percentile_interval.hpp"
+#include "results/percentiles.hpp"
 
 #include <cmath>
 #include <iostream>
@@ -226,7 +227,7 @@ TEST(BlockInterval, IsShownWhenWiderAndSaysWhichOtherwise) {
 TEST(PercentileInterval, Json) {
   std::vector<std::vector<std::int64_t>> values(12, std::vector<std::int64_t>(10, 70'000));
   const auto series = seconds_of(values);
-  const auto o = percentiles_json(whole_of(series), 12, std::span<const PackedHistogram>(series));
+  const auto o = results::percentiles_json(whole_of(series), 12, std::span<const PackedHistogram>(series));
   ASSERT_EQ(o.size(), 4u);
   const auto& p50 = o.at("p50").as_object();
   EXPECT_EQ(p50.at("value").as_int64(), 70'000);
@@ -242,7 +243,7 @@ TEST(PercentileInterval, Json) {
   EXPECT_EQ(p999.at("beyond").as_uint64(), 0u);
   EXPECT_NEAR(p999.at("backing_s").as_double(), 10'000 / 12.0, 1e-9);
   EXPECT_TRUE(p999.contains("note"));
-  EXPECT_FALSE(percentiles_json(Histogram{}, 0).at("p50").as_object().contains("blocks"));
+  EXPECT_FALSE(results::percentiles_json(Histogram{}, 0).at("p50").as_object().contains("blocks"));
 }
 
 // ---- coverage: how often the interval holds the true percentile of the

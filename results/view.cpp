@@ -1,9 +1,9 @@
 // The lenient view of result documents.
-#include "core/result_view.hpp"
+#include "results/view.hpp"
 
 #include <algorithm>
 
-namespace crh::core {
+namespace crh::results {
 namespace json = boost::json;
 
 void MissingFields::add(std::string path) {
@@ -108,4 +108,4 @@ std::vector<std::pair<std::string, DocView>> DocView::fields() const {
   return out;
 }
 
-}  // namespace crh::core
+}  // namespace crh::results

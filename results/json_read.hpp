@@ -10,7 +10,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
-namespace crh::core {
+namespace crh::results {
 
 const boost::json::value& field_at(const boost::json::object& o, std::string_view key, std::string_view where);
 const boost::json::object& object_at(const boost::json::object& o, std::string_view key, std::string_view where);
@@ -24,4 +24,4 @@ bool bool_at(const boost::json::object& o, std::string_view key, std::string_vie
 // The value as an object, or the error naming `where`.
 const boost::json::object& as_object(const boost::json::value& v, std::string_view where);
 
-}  // namespace crh::core
+}  // namespace crh::results

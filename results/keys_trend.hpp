@@ -5,9 +5,9 @@
 // (nightly/figures.cpp, figure_json).
 #pragma once
 
-#include "core/result_keys_envelope.hpp"
+#include "results/keys_envelope.hpp"
 
-namespace crh::core::keys {
+namespace crh::results::keys {
 
 inline constexpr Key schema_trend = "crh.trend";
 
@@ -46,4 +46,4 @@ inline constexpr Key upper = "upper";
 inline constexpr Key backed = "backed";
 }  // namespace night_figure
 
-}  // namespace crh::core::keys
+}  // namespace crh::results::keys

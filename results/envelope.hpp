@@ -11,7 +11,7 @@
 
 #include "core/base_url.hpp"
 
-namespace crh::core {
+namespace crh::results {
 
 // 2: latencies carry their percentiles' intervals, operations their series
 // (issue 23); documents of version 1 still read, with point values only.
@@ -26,7 +26,7 @@ std::optional<std::chrono::system_clock::time_point> parse_iso8601(std::string_v
 // {"schema":"crh.result","schema_version":2,"kind":kind,"tool":{...},
 //  "started_at":...,"duration_ms":...,"target":{"base_url","channel","embedded"}}
 boost::json::object result_envelope(std::string_view kind, std::chrono::system_clock::time_point started,
-                                    double duration_ms, const BaseUrl& base, std::string_view channel,
+                                    double duration_ms, const core::BaseUrl& base, std::string_view channel,
                                     bool embedded);
 
-}  // namespace crh::core
+}  // namespace crh::results

@@ -1,9 +1,9 @@
 // The keys of a contract document (DESIGN.md §1): its body, config, suites, checks, findings, evidence and rules.
 #pragma once
 
-#include "core/result_keys_envelope.hpp"
+#include "results/keys_envelope.hpp"
 
-namespace crh::core::keys {
+namespace crh::results::keys {
 
 // ---- contract: the body of a contract document (contracts/result_document.cpp)
 namespace contract {
@@ -115,4 +115,4 @@ using check::severity;
 inline constexpr Key check_outcome = "check_outcome";  // the check's own, where a finding on another rule made it differ
 }  // namespace rule_check
 
-}  // namespace crh::core::keys
+}  // namespace crh::results::keys

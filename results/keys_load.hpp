@@ -1,9 +1,11 @@
 // The keys of a load document (DESIGN.md §1): body, config, latencies, race, thresholds, shards, wire, repetitions.
 #pragma once
 
-#include "core/result_keys_contract.hpp"
+#include "core/history_line_keys.hpp"
 
-namespace crh::core::keys {
+#include "results/keys_contract.hpp"
+
+namespace crh::results::keys {
 
 // ---- load: the body of a load document (loadgen/result.cpp)
 namespace load {
@@ -169,20 +171,9 @@ inline constexpr Key actual = "actual";
 inline constexpr Key reproduce = "reproduce";
 }  // namespace violation
 
-// race.violations[].proof[]: the history's operation lines (oracle/history.cpp writes them)
-namespace proof {
-using mix::op;
-using violation::alias;
-using violation::round;
-inline constexpr Key caller = "caller";  // absent for the control connection's operations
-inline constexpr Key invoke_ns = "invoke_ns";
-inline constexpr Key complete_ns = "complete_ns";
-using check::outcome;
-using verdict::status;                 // the HTTP status; 0 without an answer
-inline constexpr Key error = "error";  // absent without one
-using violation::id;                   // the mixed load's key or agent (absent without one)
-inline constexpr Key value = "value";  // the value written or read (absent without one)
-}  // namespace proof
+// race.violations[].proof[]: the history's operation lines, whose keys the
+// oracle writes them under (core/history_line_keys.hpp)
+namespace proof = core::history_line;
 
 // history_check: reads judged by kind, tags judged, and what was not judged and why
 namespace history_check {
@@ -319,4 +310,4 @@ using load::operations;
 using load::totals;
 }  // namespace repetition
 
-}  // namespace crh::core::keys
+}  // namespace crh::results::keys

@@ -1,9 +1,9 @@
 // The lenient reading of a result document for renderers (terminal, JUnit,
 // HTML): a report shows what is there, never throws on a missing or mistyped
 // field, and says what it did not find. The strict reading, which refuses such
-// a document, is core/json_read.hpp (`crh report` merging shards).
+// a document, is results/json_read.hpp (`crh report` merging shards).
 //
-//   core::DocView doc(document);
+//   results::DocView doc(document);
 //   const double rate = doc[keys::load::totals][keys::totals::achieved_rate].num();  // 0 when absent
 //   ... doc.missing_footnote()  // "missing from the document: totals.achieved_rate"
 #pragma once
@@ -20,7 +20,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-namespace crh::core {
+namespace crh::results {
 
 // The fields a rendering looked for and did not find, shared by every view of
 // one document: paths such as "loads[0].totals.achieved_rate", or
@@ -105,4 +105,4 @@ class DocView {
   std::shared_ptr<MissingFields> missing_;  // never null
 };
 
-}  // namespace crh::core
+}  // namespace crh::results

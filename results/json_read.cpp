@@ -1,8 +1,8 @@
-#include "core/json_read.hpp"
+#include "results/json_read.hpp"
 
 #include <stdexcept>
 
-namespace crh::core {
+namespace crh::results {
 namespace json = boost::json;
 namespace {
 
@@ -69,4 +69,4 @@ bool bool_at(const json::object& o, std::string_view key, std::string_view where
   return v.get_bool();
 }
 
-}  // namespace crh::core
+}  // namespace crh::results

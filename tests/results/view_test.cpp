@@ -1,13 +1,13 @@
 // The renderers' lenient view of a result document: a missing or mistyped
 // field gives a neutral value and is recorded by its path, once; a field
 // documents may lack by design is not; nothing ever throws.
-#include "core/result_view.hpp"
+#include "results/view.hpp"
 
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
-namespace crh::core {
+namespace crh::results {
 namespace {
 
 namespace json = boost::json;
@@ -146,4 +146,4 @@ TEST(MissingFields, TheFootnoteNamesTheFirstAndCountsTheRest) {
 }
 
 }  // namespace
-}  // namespace crh::core
+}  // namespace crh::results

@@ -1,11 +1,11 @@
 // The result documents' keys every kind shares: the kinds, the envelope, its tool and target, the verdict.
 //
 // The vocabulary of the result documents (DESIGN.md §1): every key name,
-// defined once, one header per document (result_keys_contract.hpp,
-// result_keys_load.hpp, result_keys_run.hpp, result_keys_capture.hpp), for the
+// defined once, one header per document (keys_contract.hpp, keys_load.hpp,
+// keys_run.hpp, keys_capture.hpp, keys_trend.hpp), for the
 // producers (contracts/result_document.cpp, loadgen/result.cpp,
 // reports/run_document.cpp, runners/) and every reader (the strict readbacks
-// and the renderers' core::DocView). A key that several sections share is
+// and the renderers' results::DocView). A key that several sections share is
 // defined in the first and brought into the others with `using`, so that a
 // renamed key cannot drift between the writer and a reader.
 //
@@ -14,7 +14,7 @@
 
 #include <string_view>
 
-namespace crh::core::keys {
+namespace crh::results::keys {
 
 using Key = std::string_view;
 
@@ -25,7 +25,7 @@ inline constexpr Key kind_load = "load";
 inline constexpr Key kind_run = "run";
 inline constexpr Key kind_pcap = "pcap";  // crh pcap check: the contract judged on a capture
 
-// ---- the envelope, every kind (core/result_envelope.cpp); config and verdict follow it in every kind
+// ---- the envelope, every kind (results/envelope.cpp); config and verdict follow it in every kind
 namespace envelope {
 inline constexpr Key schema = "schema";
 inline constexpr Key schema_version = "schema_version";
@@ -63,4 +63,4 @@ inline constexpr Key reasons = "reasons";                  // run
 inline constexpr Key incomplete = "incomplete";            // run
 }  // namespace verdict
 
-}  // namespace crh::core::keys
+}  // namespace crh::results::keys

@@ -1,12 +1,12 @@
 // The shared envelope of result documents.
-#include "core/result_envelope.hpp"
+#include "results/envelope.hpp"
 
 #include <boost/json.hpp>
 #include <ctime>
 
-#include "core/result_keys_envelope.hpp"
+#include "results/keys_envelope.hpp"
 
-namespace crh::core {
+namespace crh::results {
 
 std::string iso8601(std::chrono::system_clock::time_point t) {
   auto secs = std::chrono::system_clock::to_time_t(t);
@@ -26,7 +26,7 @@ std::optional<std::chrono::system_clock::time_point> parse_iso8601(std::string_v
 }
 
 boost::json::object result_envelope(std::string_view kind, std::chrono::system_clock::time_point started,
-                                    double duration_ms, const BaseUrl& base, std::string_view channel, bool embedded) {
+                                    double duration_ms, const core::BaseUrl& base, std::string_view channel, bool embedded) {
   namespace k = keys;
   return boost::json::object{
       {k::envelope::schema, k::schema_name},
@@ -41,4 +41,4 @@ boost::json::object result_envelope(std::string_view kind, std::chrono::system_c
   };
 }
 
-}  // namespace crh::core
+}  // namespace crh::results

@@ -1,9 +1,9 @@
 // The keys of a capture: a `crh pcap check` document, and the live capture section of the other documents.
 #pragma once
 
-#include "core/result_keys_load.hpp"
+#include "results/keys_load.hpp"
 
-namespace crh::core::keys {
+namespace crh::results::keys {
 
 // ---- pcap: a `crh pcap check` document (capture/pcap_check.cpp): the contract
 // document's counts, notes, suites, rules and checks, and a "capture" section
@@ -103,4 +103,4 @@ inline constexpr Key checksums_recomputed = "checksums_recomputed";
 inline constexpr Key warnings = "warnings";
 }  // namespace live_capture
 
-}  // namespace crh::core::keys
+}  // namespace crh::results::keys

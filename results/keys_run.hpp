@@ -1,9 +1,9 @@
 // The keys of a run document (DESIGN.md §1): body, config, environment, the comparison with a baseline or the nights.
 #pragma once
 
-#include "core/result_keys_load.hpp"
+#include "results/keys_load.hpp"
 
-namespace crh::core::keys {
+namespace crh::results::keys {
 
 // ---- run: the body of a run document (reports/run_document.cpp)
 namespace run {
@@ -156,4 +156,4 @@ inline constexpr Key from = "from";
 inline constexpr Key to = "to";
 }  // namespace change
 
-}  // namespace crh::core::keys
+}  // namespace crh::results::keys
