@@ -45,10 +45,13 @@ test: build-all
 # precompiled header at -O0), and TSan's tests are the slowest already.
 # The statistical experiments are left out under the sanitizers: they repeat
 # code the other tests already run there (a sanitizer does not change a
-# coverage or a false-alarm rate), and they are the slowest tests there.
+# coverage or a false-alarm rate), and they are the slowest tests there. So
+# are the 10,000 sequences of `crh contract --explore` from the command line
+# (the in-process exploration tests run the same code there) and the browser
+# opening the pages (Chromium, not crh, is what runs).
 ASAN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -g1 -DNDEBUG"
 TSAN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
-SANITIZE_EXCLUDE = ^(cli[.]zoo_slice|bench[.]gate_false_alarms_bounded|PercentileIntervalCoverage[.].*|Explore[.]TheHealthyReferenceNeverDivergesOverManySeeds)$$
+SANITIZE_EXCLUDE = ^(cli[.]zoo_slice|bench[.]gate_false_alarms_bounded|PercentileIntervalCoverage[.].*|Explore[.]TheHealthyReferenceNeverDivergesOverManySeeds|cli[.]explore|reports[.]browser)$$
 sanitize: sanitize-address sanitize-thread
 
 # Each of these is also two targets, -build and -tests (and fuzz-build,
@@ -76,11 +79,14 @@ sanitize-thread-tests:
 # libFuzzer targets (clang) for the HTTP/1 readers of core/http1 and the
 # reference service's request handling, each run FUZZ_SECONDS on its seeds.
 FUZZ_SECONDS ?= 60
+# -O1 with line tables, as OSS-Fuzz builds: the CI build of the fuzz targets
+# runs behind the TSan tests, on the way to `make test`.
+FUZZ_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG"
 fuzz: fuzz-build
 	$(MAKE) fuzz-run
 
 fuzz-build: deps
-	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCRH_BUILD_FUZZ=ON -DCRH_BUILD_TESTS=OFF
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCRH_BUILD_FUZZ=ON -DCRH_BUILD_TESTS=OFF $(FUZZ_FLAGS)
 	cmake --build $(BUILD)-fuzz --target crh_fuzz -j $(JOBS)
 
 fuzz-run:
