@@ -79,14 +79,11 @@ sanitize-thread-tests:
 # libFuzzer targets (clang) for the HTTP/1 readers of core/http1 and the
 # reference service's request handling, each run FUZZ_SECONDS on its seeds.
 FUZZ_SECONDS ?= 60
-# -O1 with line tables, as OSS-Fuzz builds: the CI build of the fuzz targets
-# runs behind the TSan tests, on the way to `make test`.
-FUZZ_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG"
 fuzz: fuzz-build
 	$(MAKE) fuzz-run
 
 fuzz-build: deps
-	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCRH_BUILD_FUZZ=ON -DCRH_BUILD_TESTS=OFF $(FUZZ_FLAGS)
+	CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -G Ninja -DCRH_BUILD_FUZZ=ON -DCRH_BUILD_TESTS=OFF
 	cmake --build $(BUILD)-fuzz --target crh_fuzz -j $(JOBS)
 
 fuzz-run:
