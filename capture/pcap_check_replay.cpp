@@ -115,7 +115,7 @@ void ContractJudge::Impl::add(WireExchange&& e) {
   const std::string content_type = r.header("Content-Type");
   oracle::SeenAnswer seen{.request_target = e.request.target,
                           .keyed = keyed,
-                          .bodiless = e.head || r.status == 204 || r.status == 304,
+                          .head = e.head,
                           .status = r.status,
                           .content_type = content_type,
                           .body = r.body};
@@ -130,8 +130,8 @@ void ContractJudge::Impl::add(WireExchange&& e) {
   if (!keyed) ++checks[kMissingKey].judged;
   ++checks[kNo5xx].judged;
   ++checks[kSuccess200].judged;
-  if (!seen.bodiless && cls != oracle::StatusClass::server_error) ++checks[kJson].judged;
-  if (!seen.bodiless && cls == oracle::StatusClass::error) ++checks[kErrorShape].judged;
+  if (!seen.bodiless() && cls != oracle::StatusClass::server_error) ++checks[kJson].judged;
+  if (!seen.bodiless() && cls == oracle::StatusClass::error) ++checks[kErrorShape].judged;
   for (const auto& [aspect, f] : judged.findings) {
     const bool must = f.severity == oracle::Severity::must;
     switch (aspect) {
@@ -140,7 +140,9 @@ void ContractJudge::Impl::add(WireExchange&& e) {
       case oracle::Aspect::success_status: evidence(kSuccess200, place(e), f.text, must); break;
       case oracle::Aspect::json_body:
       case oracle::Aspect::content_type: evidence(kJson, place(e), f.text, must); break;
-      case oracle::Aspect::error_shape: evidence(kErrorShape, place(e), std::string(f.rule) + ": " + f.text, must); break;
+      case oracle::Aspect::error_shape:
+        evidence(kErrorShape, place(e), std::string(f.rule) + ": " + f.text, must);
+        break;
     }
   }
   const auto& body = judged.body;

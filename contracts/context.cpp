@@ -223,13 +223,13 @@ void CheckContext::record_attempt(const core::Exchange& e, bool final) {
   const bool keyed = std::any_of(e.request.headers.begin(), e.request.headers.end(),
                                  [](const core::Header& h) { return core::http1::iequals(h.name, "Apikey"); });
   run_.record({result_.id, result_.evidence.back().curl, r.status, content_type, r.body, e.request.target, keyed,
-               e.request.method == "HEAD" || r.status == 204 || r.status == 304});
+               e.request.method == "HEAD"});
 }
 
 oracle::AnswerJudgement judge(const Recorded& r) {
   return oracle::judge_answer({.request_target = r.target,
                                .keyed = r.keyed,
-                               .bodiless = r.bodiless,
+                               .head = r.head,
                                .status = r.status,
                                .content_type = r.content_type,
                                .body = r.body});

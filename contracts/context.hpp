@@ -88,7 +88,7 @@ struct Recorded {
   std::string body;
   std::string target;     // the request's target, for a refusal of a malformed one (shapes.hpp)
   bool keyed = true;      // the request carried an Apikey header
-  bool bodiless = false;  // a HEAD request, or a 204 or 304
+  bool head = false;      // a HEAD request
 };
 
 // The rules on every answer (oracle/answers.hpp) applied to one answer of the run.

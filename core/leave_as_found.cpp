@@ -21,16 +21,6 @@ std::optional<json::value> ok_body(const Exchange& x) {
   return v;
 }
 
-// What came back, for a problem's text: the status and the start of the body
-// (as it came from the target: redacted), or why nothing came.
-std::string answer_text(const Exchange& x) {
-  if (!x.response) return x.error_detail.empty() ? std::string(to_string(x.error)) : x.error_detail;
-  std::string body = from_target(x.response->body, 200);
-  for (auto& ch : body)
-    if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
-  return "HTTP " + std::to_string(x.response->status) + " (body: " + body + ")";
-}
-
 }  // namespace
 
 std::optional<std::string> put_agent_back(const SendRequest& send, const Target& target, const std::string& id,

@@ -47,6 +47,14 @@ std::string from_target(std::string_view text, std::size_t max) {
   return redactor ? redactor->excerpt(text, max) : shorten(text, max);
 }
 
+std::string answer_text(const Exchange& x) {
+  if (!x.response) return x.error_detail.empty() ? std::string(to_string(x.error)) : x.error_detail;
+  std::string body = from_target(x.response->body, 200);  // redacted, then cut
+  for (auto& ch : body)
+    if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
+  return "HTTP " + std::to_string(x.response->status) + " (body: " + body + ")";
+}
+
 std::string composed(std::string_view text) {
   auto [redactor, is_short] = current();
   return redactor && !is_short ? redactor->redact(text) : std::string(text);

@@ -13,6 +13,8 @@
 
 #include <boost/json/fwd.hpp>
 
+#include "core/http.hpp"
+
 namespace crh::core {
 
 void register_run_key(std::string_view key);
@@ -23,6 +25,11 @@ std::string from_target(std::string_view text);
 // ... and at most `max` bytes. Redaction comes first: a cut never leaves a
 // prefix of the key. Says nothing about the cut; the caller does.
 std::string from_target(std::string_view text, std::size_t max);
+
+// An exchange's answer as a message shows it: "HTTP 200 (body: ...)", the
+// body from the target (redacted, cut at 200 bytes, control bytes blanked),
+// or why there was none.
+std::string answer_text(const Exchange& x);
 
 // A last line of defence for text the harness composed, which may quote the
 // target somewhere: redacted when the key is long enough to match only

@@ -30,14 +30,6 @@ std::string shown(const LoadConfig& c, const core::HttpRequest& r) {
   return r.method + " " + c.target.base.to_string() + r.target;
 }
 
-std::string answer_text(const core::Exchange& x) {
-  if (!x.response) return x.error_detail.empty() ? std::string(core::to_string(x.error)) : x.error_detail;
-  std::string body = core::from_target(x.response->body, 200);  // redacted, then cut
-  for (auto& ch : body)
-    if (static_cast<unsigned char>(ch) < 0x20) ch = ' ';
-  return "HTTP " + std::to_string(x.response->status) + " (body: " + body + ")";
-}
-
 std::optional<json::value> parse(const std::string& body) {
   boost::system::error_code ec;
   auto v = json::parse(body, ec);

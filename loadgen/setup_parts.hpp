@@ -11,6 +11,7 @@
 #include <boost/json/value.hpp>
 
 #include "core/api.hpp"
+#include "core/outside.hpp"
 #include "core/http_client.hpp"
 #include "loadgen/setup.hpp"
 
@@ -22,7 +23,7 @@ core::HttpRequest op(const LoadConfig& c, core::api::Operation o, core::api::Arg
 // The request as a message names it: "GET http://host:port/path".
 std::string shown(const LoadConfig& c, const core::HttpRequest& r);
 // The answer, redacted and cut: "HTTP 200 (body: ...)", or why there was none.
-std::string answer_text(const core::Exchange& x);
+using core::answer_text;
 std::optional<boost::json::value> parse(const std::string& body);
 // The JSON body of `x`; else SetupError: `what`, the request, the answer,
 // `looked_for` and the fix.

@@ -32,16 +32,15 @@ AnswerJudgement judge_answer(const SeenAnswer& a) {
     return out;  // a crash page says nothing more about the contract
   }
   if (cls == StatusClass::other_2xx)
-    add(Aspect::success_status, {Severity::must, "C2", "expected HTTP 200 for a success (success is HTTP 200 only), got " + got});
-  if (a.bodiless) return out;
+    add(Aspect::success_status,
+        {Severity::must, "C2", "expected HTTP 200 for a success (success is HTTP 200 only), got " + got});
+  if (a.bodiless()) return out;
   out.protocol_refusal = protocol_level_refusal(a.request_target, a.status, a.content_type, a.body);
   std::string why;
-  out.body = parse_json(a.body, why);
-  if (!out.body) {
-    // The reason quotes the body: taken from the body as shown.
-    if (shown.data() != a.body.data() && parse_json(shown, why)) why = "the body is not JSON: " + excerpt(shown);
-    add(Aspect::json_body, {Severity::must, "C1", "expected a JSON body (responses are JSON), got " + got + " where " + why});
-  }
+  out.body = parse_json_shown(a.body, shown, why);
+  if (!out.body)
+    add(Aspect::json_body,
+        {Severity::must, "C1", "expected a JSON body (responses are JSON), got " + got + " where " + why});
   if (auto f = content_type_finding(a.status, a.content_type)) add(Aspect::content_type, std::move(*f));
   if (cls == StatusClass::error)
     if (auto f = error_body_finding(a.status, a.body, shown)) add(Aspect::error_shape, std::move(*f));

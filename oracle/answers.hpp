@@ -28,13 +28,16 @@ StatusClass status_class(unsigned status);
 struct SeenAnswer {
   std::string_view request_target;
   bool keyed = true;      // the request carried an Apikey header
-  bool bodiless = false;  // a HEAD request, a 204 or a 304: no body to judge
+  bool head = false;      // a HEAD request: its answer has no body
   unsigned status = 0;
   std::string_view content_type;
   std::string_view body;
   // The body as texts may quote it (a capture's, with keys hidden); the body
   // itself when empty.
   std::string_view shown_body;
+
+  // No body to judge: the answer to a HEAD, a 204 or a 304.
+  bool bodiless() const { return head || status == 204 || status == 304; }
 };
 
 // The run-wide rule a finding is on. A part reports the aspects its checks

@@ -24,6 +24,13 @@ std::optional<json::value> parse_json(std::string_view body, std::string& why) {
   return v;
 }
 
+std::optional<json::value> parse_json_shown(std::string_view body, std::string_view shown, std::string& why) {
+  auto v = parse_json(body, why);
+  if (v || shown.empty() || shown.data() == body.data()) return v;
+  if (parse_json(shown, why)) why = "the body is not JSON: " + excerpt(shown);
+  return v;
+}
+
 bool is_json_content_type(std::string_view ct) {
   auto semi = ct.find(';');
   std::string type(ct.substr(0, semi));
@@ -51,18 +58,15 @@ std::optional<Finding> error_body_finding(unsigned status, std::string_view body
   if (shown.empty()) shown = body;
   const std::string got = "HTTP " + std::to_string(status);
   std::string why;
-  auto v = parse_json(body, why);
-  if (!v) {
-    // The reason quotes the body: taken from the body as shown.
-    if (shown.data() != body.data() && parse_json(shown, why)) why = "the body is not JSON: " + excerpt(shown);
-    return Finding{Severity::must, "X2", "expected a JSON object with a string msg, got " + got + " where " + why};
-  }
-  if (!v->is_object())
-    return Finding{Severity::must, "X2", "expected a JSON object with a string msg, got " + got + " with " + excerpt(shown)};
+  auto v = parse_json_shown(body, shown, why);
+  if (!v) return Finding{Severity::must, "X2", "expected a JSON object with a string msg, got " + got + " where " + why};
+  const std::string with = got + " with " + excerpt(shown);
+  if (!v->is_object()) return Finding{Severity::must, "X2", "expected a JSON object with a string msg, got " + with};
   auto* msg = v->get_object().if_contains("msg");
-  if (!msg) return Finding{Severity::must, "X2", "expected a field msg in the error body, got " + got + " with " + excerpt(shown)};
-  if (!msg->is_string()) return Finding{Severity::must, "X2", "expected msg to be a string, got " + got + " with " + excerpt(shown)};
-  if (msg->get_string().empty()) return Finding{Severity::should, "X2", "expected a non-empty msg, got " + got + " with msg \"\""};
+  if (!msg) return Finding{Severity::must, "X2", "expected a field msg in the error body, got " + with};
+  if (!msg->is_string()) return Finding{Severity::must, "X2", "expected msg to be a string, got " + with};
+  if (msg->get_string().empty())
+    return Finding{Severity::should, "X2", "expected a non-empty msg, got " + got + " with msg \"\""};
   return std::nullopt;
 }
 

@@ -17,6 +17,10 @@ namespace crh::oracle {
 // The body parsed as JSON; nothing (and `why`) when it is not JSON.
 std::optional<boost::json::value> parse_json(std::string_view body, std::string& why);
 
+// The same, with `why` quoting `shown` instead (the body with keys hidden,
+// say; the body itself when `shown` is empty). The verdict rests on `body`.
+std::optional<boost::json::value> parse_json_shown(std::string_view body, std::string_view shown, std::string& why);
+
 // True for application/json and application/*+json, with or without parameters.
 bool is_json_content_type(std::string_view content_type);
 

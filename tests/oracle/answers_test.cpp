@@ -38,14 +38,13 @@ TEST(JudgeAnswer, RightAnswersBreakNothing) {
   EXPECT_TRUE(judge_answer(answer(303, R"({"msg":"see other"})", "application/json; charset=utf-8")).findings.empty())
       << "a 3xx is an error status (spec 7.2); no sentence says errors are 4xx";
   auto head = answer(200, "");
-  head.bodiless = true;
+  head.head = true;
   EXPECT_TRUE(judge_answer(head).findings.empty()) << "a HEAD answer has no body to judge";
   EXPECT_TRUE(judge_answer(answer(200, R"({"agents":[]})")).body.has_value());
 }
 
 TEST(JudgeAnswer, AnotherSuccessBreaksC2EvenWithoutABody) {
-  auto a = answer(204, "", "");
-  a.bodiless = true;
+  const auto a = answer(204, "", "");
   const auto j = judge_answer(a);
   ASSERT_EQ(j.findings.size(), 1u);
   EXPECT_EQ(j.findings[0].aspect, Aspect::success_status);
