@@ -2,13 +2,15 @@
 // per called number who connected, and, where the capture's HTTP exchanges
 // show the number's alias and its tag epochs, whether two different callers
 // connected inside one epoch (a binding violation, evidence of the binding
-// check). Without epochs the winners are listed, not judged.
+// check; oracle's Checker judges it). Without epochs the winners are listed,
+// not judged.
 #include <algorithm>
 #include <boost/json.hpp>
 #include <limits>
 #include <map>
 
 #include "capture/pcap_check_parts.hpp"
+#include "oracle/checker.hpp"
 #include "results/keys_capture.hpp"
 
 namespace crh::capture {
@@ -26,16 +28,29 @@ std::string frames_of(const SipCallSeen& c) {
          (c.tcp ? " (tcp.stream " + std::to_string(c.stream) + ")" : " (UDP)");
 }
 
-// Where the alias's tag `t` held: from its answer (surely in effect) to the
-// first of its untag, the next tag and its expiry.
-std::pair<std::int64_t, std::int64_t> epoch_of(const std::vector<TagSpan>& tags, std::size_t t,
-                                                      const std::vector<std::int64_t>& untags) {
+// The alias's tag `t` as a round for the oracle's Checker, with the
+// connected calls to its number: the tag held from its answer (surely in
+// effect) to the first of its untag, the next tag and its expiry, so the
+// round's lifetime ends at the earliest of the three. Refusals stay out: the
+// capture does not judge them over SIP.
+oracle::Round round_of(const std::vector<TagSpan>& tags, std::size_t t, const std::vector<std::int64_t>& untags,
+                       const std::string& alias, const std::vector<const SipCallSeen*>& calls) {
   const TagSpan& tag = tags[t];
   std::int64_t end = t + 1 < tags.size() ? tags[t + 1].invoke : std::numeric_limits<std::int64_t>::max();
   for (auto u : untags)
     if (u > tag.invoke) end = std::min(end, u);
   if (tag.lifetime_ns > 0) end = std::min(end, tag.invoke + tag.lifetime_ns);
-  return {tag.complete, end};
+  oracle::Round round;
+  round.id = t + 1;
+  round.tag = {.kind = oracle::OpKind::tag, .alias = alias, .invoke_ns = tag.invoke, .complete_ns = tag.complete,
+               .outcome = oracle::Outcome::ok};
+  if (end != std::numeric_limits<std::int64_t>::max()) round.lifetime_ns = std::max<std::int64_t>(end - tag.invoke, 1);
+  for (const SipCallSeen* c : calls)
+    if (connected(*c))
+      round.calls.push_back({.round = round.id, .kind = oracle::OpKind::sip_call, .alias = alias, .caller = c->caller,
+                             .invoke_ns = c->invite.ns, .complete_ns = c->answer.ns, .outcome = oracle::Outcome::ok,
+                             .status = c->final_status});
+  return round;
 }
 
 }  // namespace
@@ -109,8 +124,10 @@ void ContractJudge::Impl::judge_sip() {
     const auto& untags = untags_it == sip.untags.end() ? none : untags_it->second;
     std::uint64_t outside = 0;
     std::vector<bool> inside(calls_of_number[i].size(), false);
+    oracle::Checker judge;  // this number's epochs only: its alias's tags never overlap here
     for (std::size_t t = 0; t < tags.size(); ++t) {
-      const auto [from, to] = epoch_of(tags, t, untags);
+      const oracle::Round round = round_of(tags, t, untags, n.alias, calls_of_number[i]);
+      const auto [from, to] = oracle::certain_window(round);
       std::vector<const SipCallSeen*> winners;
       for (std::size_t k = 0; k < calls_of_number[i].size(); ++k) {
         const SipCallSeen* c = calls_of_number[i][k];
@@ -119,10 +136,11 @@ void ContractJudge::Impl::judge_sip() {
         if (std::none_of(winners.begin(), winners.end(), [&](auto* w) { return w->caller == c->caller; }))
           winners.push_back(c);
       }
+      const auto violations = judge.add(round);  // the one first-caller-wins judge (oracle/checker.hpp)
       if (winners.empty()) continue;
       ++n.epochs_judged;
       ++checks[kBinding].judged;
-      if (winners.size() < 2) continue;
+      if (violations.empty()) continue;
       ++n.epochs_with_two_winners;
       std::string proof;
       for (const auto* w : winners)

@@ -67,9 +67,16 @@ endfunction()
 # neighbour's includes or names still fails to compile there.
 option(CRH_UNITY "Compile product and test files in unity batches (with CRH_PCH)" ${CRH_PCH})
 
-# crh_use_unity(<batch size> <target>...)
-function(crh_use_unity size)
-  if(NOT CRH_UNITY)
+# The tests alone in batches, the product one file at a time: the ASan+UBSan
+# build (CI's first step, alone on both cores) keeps every product file, what
+# a user builds, compiling on its own; its test files in batches took about
+# half the time (clang, 5.4 s against 10.2 s for a batch of four).
+option(CRH_UNITY_TESTS "Compile the test files in unity batches (default: as CRH_UNITY)" ${CRH_UNITY})
+
+# crh_use_unity(<option> <batch size> <target>...): batches where <option>
+# (CRH_UNITY for the product, CRH_UNITY_TESTS for the tests) is on.
+function(crh_use_unity option size)
+  if(NOT ${option})
     return()
   endif()
   set_target_properties(${ARGN} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${size})

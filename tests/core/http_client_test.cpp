@@ -49,7 +49,6 @@ TEST(HttpClient, TalksToTheReferenceServiceOverKeepAlive) {
 }
 
 TEST(HttpClient, PrefixesTheBasePath) {
-  std::atomic<bool> saw_prefix{false};
   ScriptedServer server([&](int fd, const auto&) {
     ScriptedServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
   });
@@ -59,6 +58,8 @@ TEST(HttpClient, PrefixesTheBasePath) {
   auto ex = client.send(get("/x"));
   ASSERT_TRUE(ex.answered());
   EXPECT_EQ(ex.response->body, "{}");
+  const std::string head = server.last_head();
+  EXPECT_EQ(head.substr(0, head.find("\r\n")), "GET /prefix/x HTTP/1.1") << head;
 }
 
 TEST(HttpClient, RefusedConnectionIsConnectFailed) {

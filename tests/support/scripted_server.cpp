@@ -63,13 +63,22 @@ std::string ScriptedServer::read_head(int fd, const std::atomic<bool>& stopping)
   return head.find("\r\n\r\n") == std::string::npos ? std::string() : head;
 }
 
+std::string ScriptedServer::last_head() const {
+  std::lock_guard lock(head_mutex_);
+  return last_head_;
+}
+
 void ScriptedServer::run() {
   while (!stopping_) {
     pollfd p{listen_fd_, POLLIN, 0};
     if (::poll(&p, 1, 20) <= 0) continue;
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    read_head(fd, stopping_);  // bounded in size and time; then misbehave
+    std::string head = read_head(fd, stopping_);  // bounded in size and time; then misbehave
+    {
+      std::lock_guard lock(head_mutex_);
+      last_head_ = std::move(head);
+    }
     behaviour_(fd, stopping_);
     ::close(fd);
   }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -23,6 +24,8 @@ class ScriptedServer {
   ScriptedServer& operator=(const ScriptedServer&) = delete;
 
   unsigned short port() const { return port_; }
+  // The head of the last connection's first request, as the server read it.
+  std::string last_head() const;
 
   // Helpers for behaviours.
   static bool write_all(int fd, std::string_view bytes);
@@ -38,6 +41,8 @@ class ScriptedServer {
   int listen_fd_ = -1;
   unsigned short port_ = 0;
   std::atomic<bool> stopping_{false};
+  mutable std::mutex head_mutex_;
+  std::string last_head_;
   std::thread thread_;
 };
 
