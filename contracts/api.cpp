@@ -21,10 +21,11 @@ std::string fields_text(const std::vector<std::string>& fields) {
 }
 
 // `id_key`: the profile key naming the items' id fields.
-std::vector<Item> list(CheckContext& ctx, const std::string& path, std::string_view rule, const char* what,
+std::vector<Item> list(CheckContext& ctx, core::api::Operation op, std::string_view rule, const char* what,
                        const std::string& preferred, const std::vector<std::string>& id_fields, const char* id_key) {
-  const std::string label = std::string("GET ") + path;
-  auto body = ctx.ok_json(ctx.send("GET", path), rule, label);
+  const core::HttpRequest request = ctx.request(op, {});
+  const std::string label = request.method + " " + request.target;
+  auto body = ctx.ok_json(ctx.send(request), rule, label);
   std::string why;
   auto found = core::api::find_list(body, preferred, why);
   if (!found) ctx.fail(rule, label + ": expected a list of " + what + ", but " + why);
@@ -47,11 +48,11 @@ std::vector<Item> list(CheckContext& ctx, const std::string& path, std::string_v
 }  // namespace
 
 std::vector<Item> list_agents(CheckContext& ctx) {
-  return list(ctx, agents_path(), "E1", "agents", ctx.fields().agents_list, ctx.fields().agent_id, "id_fields.agent");
+  return list(ctx, core::api::Operation::list_agents, "E1", "agents", ctx.fields().agents_list, ctx.fields().agent_id, "id_fields.agent");
 }
 
 std::vector<Item> list_aliases(CheckContext& ctx) {
-  return list(ctx, aliases_path(ctx.target().channel), "E7", "aliases", ctx.fields().aliases_list,
+  return list(ctx, core::api::Operation::list_aliases, "E7", "aliases", ctx.fields().aliases_list,
               ctx.fields().alias_id, "id_fields.alias");
 }
 

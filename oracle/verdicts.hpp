@@ -25,7 +25,9 @@ struct RaceVerdict {
 };
 
 // K distinct callers called one freshly tagged alias at once: exactly one
-// connects. An unknown outcome (timeout, reset) proves nothing on its own.
+// connects, judged by the Checker (checker.hpp) on a round where every call
+// overlaps every other. An unknown or throttled outcome (timeout, reset, "not
+// now") may have bound its caller, so it proves nothing on its own.
 RaceVerdict race_verdict(const std::vector<CallOutcome>& outcomes);
 
 }  // namespace crh::oracle

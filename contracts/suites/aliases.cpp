@@ -38,7 +38,7 @@ void tag_lru(CheckContext& ctx) {
   std::vector<std::string> picks;
   for (std::size_t i = 0; i < 2 * free.size(); ++i) {
     const std::string what = "cycle " + std::to_string(i + 1) + " of " + std::to_string(2 * free.size());
-    auto e = ctx.send("POST", tag_path(ctx.target().channel), {{"tag", tag_name("lru")}, {"minutes", "10", true}});
+    auto e = ctx.send(core::api::Operation::tag, {.tag = tag_name("lru")});
     if (ctx.response(e, what).status != 200)
       ctx.fail("R2", what + ": expected tag to pick an alias, since every earlier cycle deleted its tag, got " +
                          describe_answer(e) + " (a delete that answered 200 left its tag?)");
@@ -67,7 +67,7 @@ void tag_until_full(CheckContext& ctx) {
                     ", which this check had tagged already: a live tag was replaced");
   }
   const std::string what = "POST " + tag_path(ctx.target().channel) + " with every alias tagged";
-  auto e = ctx.send("POST", tag_path(ctx.target().channel), {{"tag", tag_name("full")}, {"minutes", "10", true}});
+  auto e = ctx.send(core::api::Operation::tag, {.tag = tag_name("full")});
   const auto& r = ctx.response(e, what);
   if (r.status == 200) {
     std::string why;
@@ -126,7 +126,7 @@ void delete_tag_by_id(CheckContext& ctx) {
       ctx.require(!t->empty(), "R4", "DELETE of alias " + a + "'s tag also removed alias " + b + "'s tag");
   }
   const std::string what = "DELETE " + delete_tag_path(ctx.target().channel, a) + " again (no tag left)";
-  auto again = ctx.send("DELETE", delete_tag_path(ctx.target().channel, a));
+  auto again = ctx.send(core::api::Operation::untag, {.id = a});
   const auto& r = ctx.response(again, what);
   if (r.status == 200) ctx.prefer(false, "R4", what + ": expected an error (404), got " + describe_answer(again));
   else ctx.refused(again, "R4", what, ctx.statuses().not_found);
@@ -134,16 +134,21 @@ void delete_tag_by_id(CheckContext& ctx) {
 
 // R4, X1, X2: deleting the tag of an alias the channel lacks is refused.
 void untag_unknown_alias(CheckContext& ctx) {
-  const std::string path = delete_tag_path(ctx.target().channel, "crh-no-such-alias");
-  ctx.refused(ctx.send("DELETE", path), "R4", "DELETE " + path, ctx.statuses().not_found);
+  const std::string alias = "crh-no-such-alias";
+  ctx.refused(ctx.send(core::api::Operation::untag, {.id = alias}), "R4", "DELETE " + delete_tag_path(ctx.target().channel, alias),
+              ctx.statuses().not_found);
 }
 
 // E7, E8, X1, X2: listing and tagging a channel that does not exist are refused.
 void unknown_channel(CheckContext& ctx) {
   const std::string ch = "crh-no-such-channel";
-  ctx.refused(ctx.send("GET", aliases_path(ch)), "E7", "GET " + aliases_path(ch), ctx.statuses().not_found);
-  ctx.refused(ctx.send("POST", tag_path(ch), {{"tag", tag_name("nowhere")}, {"minutes", "10", true}}), "E8",
-              "POST " + tag_path(ch), ctx.statuses().not_found);
+  const auto on_it = [&](core::api::Operation op, core::api::Sent sent) {
+    sent.channel = ch;
+    return ctx.send(core::api::request_as_sent(ctx.target(), op, sent));
+  };
+  ctx.refused(on_it(core::api::Operation::list_aliases, {}), "E7", "GET " + aliases_path(ch), ctx.statuses().not_found);
+  ctx.refused(on_it(core::api::Operation::tag, {.tag = tag_name("nowhere"), .minutes = "10"}), "E8", "POST " + tag_path(ch),
+              ctx.statuses().not_found);
 }
 
 }  // namespace

@@ -24,28 +24,28 @@ struct Operation {
 
 const std::vector<Operation>& operations() {
   static const std::vector<Operation> ops{
-      {"agents-list", "E1", false, false, [](CheckContext& c, auto&) { return c.request("GET", agents_path()); }},
+      {"agents-list", "E1", false, false, [](CheckContext& c, auto&) { return c.request(core::api::Operation::list_agents, {}); }},
       {"agent-get", "E2", false, false,
-       [](CheckContext& c, auto&) { return c.request("GET", agent_path(first_agent(c))); }},
+       [](CheckContext& c, auto&) { return c.request(core::api::Operation::get_agent, {.id = first_agent(c)}); }},
       {"agent-snooze", "E3", false, false,
-       [](CheckContext& c, auto&) { return c.request("PUT", agent_op_path(first_agent(c), "snooze")); }},
+       [](CheckContext& c, auto&) { return c.request(core::api::Operation::snooze, {.id = first_agent(c)}); }},
       {"agent-wake", "E4", false, false,
-       [](CheckContext& c, auto&) { return c.request("PUT", agent_op_path(first_agent(c), "wake")); }},
+       [](CheckContext& c, auto&) { return c.request(core::api::Operation::wake, {.id = first_agent(c)}); }},
       {"database-get", "E5", false, false,
-       [](CheckContext& c, auto&) { return c.request("GET", database_path(probe_key(c, "auth"))); }},
+       [](CheckContext& c, auto&) { return c.request(core::api::Operation::db_get, {.id = probe_key(c, "auth")}); }},
       {"database-post", "E6", false, false,
        [](CheckContext& c, auto&) {
-         return c.request("POST", database_path(probe_key(c, "auth")), {{"value", "crh auth probe"}});
+         return c.request(core::api::Operation::db_set, {.id = probe_key(c, "auth"), .value = "crh auth probe"});
        }},
       {"aliases-list", "E7", false, false,
-       [](CheckContext& c, auto&) { return c.request("GET", aliases_path(c.target().channel)); }},
+       [](CheckContext& c, auto&) { return c.request(core::api::Operation::list_aliases, {}); }},
       {"tag", "E8", false, false,
        [](CheckContext& c, auto&) {
-         return c.request("POST", tag_path(c.target().channel), {{"tag", tag_name("auth")}, {"minutes", "10", true}});
+         return c.request(core::api::Operation::tag, {.tag = tag_name("auth")});
        }},
       {"delete-tag", "E9", true, false,
        [](CheckContext& c, const std::string& alias) {
-         return c.request("DELETE", delete_tag_path(c.target().channel, alias));
+         return c.request(core::api::Operation::untag, {.id = alias});
        }},
       {"call", "B1", true, true,
        [](CheckContext& c, const std::string& alias) { return c.call_request(alias, c.caller(1)); }},
@@ -143,10 +143,10 @@ void rejected_database_post(CheckContext& ctx) {
   rejected_write(
       ctx, "the stored value",
       [&] {
-        auto e = ctx.send("GET", database_path(key));
+        auto e = ctx.send(core::api::Operation::db_get, {.id = key});
         return json::serialize(ctx.ok_json(e, "E5", "GET " + database_path(key)));
       },
-      ctx.request("POST", database_path(key), {{"value", "crh value after"}}));
+      ctx.request(core::api::Operation::db_set, {.id = key, .value = "crh value after"}));
 }
 
 // R5, A2: snooze or wake refused for its key leaves the agent as it was.
@@ -157,7 +157,7 @@ void rejected_agent_op(CheckContext& ctx, const char* op) {
   ready_for(ctx, id, op);
   rejected_write(
       ctx, "the agent", [&] { return agent_state(ctx, get_agent(ctx, id)); },
-      ctx.request("PUT", agent_op_path(id, op)));
+      ctx.request(std::string_view(op) == "snooze" ? core::api::Operation::snooze : core::api::Operation::wake, {.id = id}));
 }
 
 // R5, A2: a tag refused for its key tags no alias of the channel.
@@ -170,7 +170,7 @@ void rejected_tag(CheckContext& ctx) {
   TagGuard cleanup(ctx);
   rejected_write(
       ctx, "the channel's tags", read,
-      ctx.request("POST", tag_path(ctx.target().channel), {{"tag", tag_name("rejected")}, {"minutes", "10", true}}));
+      ctx.request(core::api::Operation::tag, {.tag = tag_name("rejected")}));
 }
 
 // R5, A2: a tag deletion refused for its key leaves the tag in place.
@@ -186,7 +186,7 @@ void rejected_delete_tag(CheckContext& ctx) {
       }
     return std::string("(alias gone)");
   };
-  rejected_write(ctx, "the alias's tag", read, ctx.request("DELETE", delete_tag_path(ctx.target().channel, alias)));
+  rejected_write(ctx, "the alias's tag", read, ctx.request(core::api::Operation::untag, {.id = alias}));
 }
 
 // R5, A2, B1: calls refused for their key bind nobody, so a later caller still connects.

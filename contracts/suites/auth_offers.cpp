@@ -198,7 +198,7 @@ core::Exchange send_offer(CheckContext& ctx, const std::string& id, core::HttpRe
 void offer_refused(CheckContext& ctx, const std::string& id, std::string_view rule, bool write, const Offer& offer,
                    const Place& place) {
   if (!write) {
-    auto request = ctx.request("GET", agents_path());
+    auto request = ctx.request(core::api::Operation::list_agents, {});
     ctx.refused(send_offer(ctx, id, request, offer, place), rule,
                 "GET " + agents_path() + " with " + offer.words + " " + place.where, ctx.statuses().auth);
     return;
@@ -206,12 +206,12 @@ void offer_refused(CheckContext& ctx, const std::string& id, std::string_view ru
   auto key = probe_key(ctx, "rejected-offer");
   database_set(ctx, key, "crh value before");
   auto read = [&] {
-    auto e = ctx.send("GET", database_path(key));
+    auto e = ctx.send(core::api::Operation::db_get, {.id = key});
     return json::serialize(ctx.ok_json(e, "E5", "GET " + database_path(key)));
   };
   const std::string before = read();
   const std::string what = "POST " + database_path(key) + " with " + offer.words + " " + place.where;
-  auto write_request = ctx.request("POST", database_path(key), {{"value", "crh value after"}});
+  auto write_request = ctx.request(core::api::Operation::db_set, {.id = key, .value = "crh value after"});
   ctx.refused(send_offer(ctx, id, write_request, offer, place), rule, what, ctx.statuses().auth);
   const std::string after = read();
   ctx.require(after == before, rule,

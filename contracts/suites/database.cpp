@@ -29,7 +29,7 @@ void round_trip(CheckContext& ctx, const std::string& key, const std::string& va
     database_set(ctx, key, value);
   }
   const std::string what = "GET " + database_path(key);
-  auto body = ctx.ok_json(ctx.send("GET", what.substr(4)), "E5", what);
+  auto body = ctx.ok_json(ctx.send(core::api::Operation::db_get, {.id = key}), "E5", what);
   ctx.require(holds_string(body, value), rule,
               what + " after POST value=" + oracle::excerpt(value, 60).substr(value.empty() ? 0 : 5) +
                   ": expected the entry to hold that value exactly, got " +
@@ -85,7 +85,7 @@ void overwrite(CheckContext& ctx) {
   auto key = probe_key(ctx, "overwrite");
   database_set(ctx, key, "crh first value");
   round_trip(ctx, key, "crh second value", "E6");
-  auto body = ctx.ok_json(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key));
+  auto body = ctx.ok_json(ctx.send(core::api::Operation::db_get, {.id = key}), "E5", "GET " + database_path(key));
   ctx.require(
       !holds_string(body, "crh first value"), "E6",
       "GET " + database_path(key) + ": expected only the second value, got " + oracle::excerpt(json::serialize(body)));
@@ -94,7 +94,7 @@ void overwrite(CheckContext& ctx) {
 // E5, E6: a key with the sample's characters, percent-encoded in the path, stores and reads back.
 void key_round_trip(CheckContext& ctx, const Sample& k) {
   auto key = probe_key(ctx, "key-" + k.value);
-  auto e = ctx.send("POST", database_path(key), {{"value", "crh key probe"}});
+  auto e = ctx.send(core::api::Operation::db_set, {.id = key, .value = "crh key probe"});
   auto answered = ctx.response(e, "POST " + database_path(key));
   if (answered.status != 200) {
     ctx.prefer(false, "E6",
@@ -102,7 +102,7 @@ void key_round_trip(CheckContext& ctx, const Sample& k) {
                    "\" (keys are arbitrary UTF-8 text), got " + describe_answer(e));
     return;
   }
-  auto get = ctx.send("GET", database_path(key));
+  auto get = ctx.send(core::api::Operation::db_get, {.id = key});
   const auto& r = ctx.response(get, "GET " + database_path(key));
   std::string why;
   auto body = oracle::parse_json(r.body, why);
@@ -114,7 +114,7 @@ void key_round_trip(CheckContext& ctx, const Sample& k) {
 // E5, X1, X2: a key never written is refused, not answered 200.
 void unknown_key(CheckContext& ctx) {
   const std::string key = std::string(kProbePrefix) + "absent-" + ctx.run().caller_base.substr(5);
-  ctx.refused(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key), ctx.statuses().not_found);
+  ctx.refused(ctx.send(core::api::Operation::db_get, {.id = key}), "E5", "GET " + database_path(key), ctx.statuses().not_found);
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ void database_post(CheckContext& ctx) { database_set(ctx, probe_key(ctx, "endpoi
 void database_get(CheckContext& ctx) {
   auto key = probe_key(ctx, "endpoints");
   database_set(ctx, key, "crh endpoints probe");
-  auto body = ctx.ok_json(ctx.send("GET", database_path(key)), "E5", "GET " + database_path(key));
+  auto body = ctx.ok_json(ctx.send(core::api::Operation::db_get, {.id = key}), "E5", "GET " + database_path(key));
   ctx.require(holds_string(body, "crh endpoints probe"), "E5",
               "GET " + database_path(key) +
                   ": expected the entry to hold the value just written (\"crh endpoints probe\"), got " +
@@ -92,11 +92,11 @@ void delete_tag_of_alias(CheckContext& ctx) {
 
 // V1: agents answer under /api/v1, database and aliases without a prefix.
 void version_prefix(CheckContext& ctx) {
-  ctx.ok_json(ctx.send("GET", agents_path()), "V1", "GET " + agents_path());
+  ctx.ok_json(ctx.send(core::api::Operation::list_agents), "V1", "GET " + agents_path());
   auto key = probe_key(ctx, "endpoints");
   database_set(ctx, key, "crh endpoints probe");
-  ctx.ok_json(ctx.send("GET", database_path(key)), "V1", "GET " + database_path(key));
-  ctx.ok_json(ctx.send("GET", aliases_path(ctx.target().channel)), "V1", "GET " + aliases_path(ctx.target().channel));
+  ctx.ok_json(ctx.send(core::api::Operation::db_get, {.id = key}), "V1", "GET " + database_path(key));
+  ctx.ok_json(ctx.send(core::api::Operation::list_aliases), "V1", "GET " + aliases_path(ctx.target().channel));
 }
 
 // V1: the paths are served under their documented prefix only.

@@ -63,6 +63,16 @@ TEST(RaceVerdict, AnUnknownCallMayHaveWonSoNoWinnerIsUndecided) {
   EXPECT_EQ(race_verdict({O::unknown, O::unknown}).kind, RaceVerdict::undecided);
 }
 
+TEST(RaceVerdict, AThrottledCallMayHaveBoundItsCallerAsInTheLoadsRace) {
+  // A "not now" says nothing of the binding (loadgen/race.cpp records it as
+  // indeterminate): the refusals may be right, two winners never are.
+  auto v = race_verdict({O::throttled, O::refused, O::refused});
+  EXPECT_EQ(v.kind, RaceVerdict::undecided);
+  EXPECT_NE(v.text.find("1 throttled"), std::string::npos) << v.text;
+  EXPECT_EQ(race_verdict({O::throttled, O::connected, O::refused}).kind, RaceVerdict::held);
+  EXPECT_EQ(race_verdict({O::connected, O::throttled, O::connected}).kind, RaceVerdict::broken);
+}
+
 TEST(RaceVerdict, OneWinnerWithUnknownOthersHolds) {
   EXPECT_EQ(race_verdict({O::connected, O::unknown, O::refused}).kind, RaceVerdict::held);
 }
