@@ -21,7 +21,7 @@ std::string fields_text(const std::vector<std::string>& fields) {
 }
 
 // `id_key`: the profile key naming the items' id fields.
-std::vector<Item> list(CheckContext& ctx, core::api::Operation op, std::string_view rule, const char* what,
+std::vector<Item> list(CheckContext& ctx, Operation op, std::string_view rule, const char* what,
                        const std::string& preferred, const std::vector<std::string>& id_fields, const char* id_key) {
   const core::HttpRequest request = ctx.request(op, {});
   const std::string label = request.method + " " + request.target;
@@ -48,11 +48,12 @@ std::vector<Item> list(CheckContext& ctx, core::api::Operation op, std::string_v
 }  // namespace
 
 std::vector<Item> list_agents(CheckContext& ctx) {
-  return list(ctx, core::api::Operation::list_agents, "E1", "agents", ctx.fields().agents_list, ctx.fields().agent_id, "id_fields.agent");
+  return list(ctx, Operation::list_agents, "E1", "agents", ctx.fields().agents_list, ctx.fields().agent_id,
+              "id_fields.agent");
 }
 
 std::vector<Item> list_aliases(CheckContext& ctx) {
-  return list(ctx, core::api::Operation::list_aliases, "E7", "aliases", ctx.fields().aliases_list,
+  return list(ctx, Operation::list_aliases, "E7", "aliases", ctx.fields().aliases_list,
               ctx.fields().alias_id, "id_fields.alias");
 }
 
@@ -83,10 +84,12 @@ json::value get_agent(CheckContext& ctx, const std::string& id) {
   return body;
 }
 
+Operation snooze_or_wake(std::string_view op) { return op == "snooze" ? Operation::snooze : Operation::wake; }
+
 json::value agent_op(CheckContext& ctx, const std::string& id, const char* op) {
-  const bool snooze = std::string_view(op) == "snooze";
-  auto e = ctx.send(snooze ? Operation::snooze : Operation::wake, {.id = id});
-  return ctx.ok_json(e, snooze ? "E3" : "E4", "PUT " + agent_op_path(id, op));
+  const Operation operation = snooze_or_wake(op);
+  auto e = ctx.send(operation, {.id = id});
+  return ctx.ok_json(e, operation == Operation::snooze ? "E3" : "E4", "PUT " + agent_op_path(id, op));
 }
 
 void ready_for(CheckContext& ctx, const std::string& id, std::string_view op) {

@@ -48,6 +48,8 @@ std::string agent_state(const CheckContext& ctx, const boost::json::value& agent
 
 // GET one agent (E2): 200, JSON object.
 boost::json::value get_agent(CheckContext& ctx, const std::string& id);
+// The operation named "snooze" or "wake" (the checks' loops and labels use the names).
+core::api::Operation snooze_or_wake(std::string_view op);
 // PUT snooze/wake (E3/E4): 200, JSON; notes the agent for the janitor.
 boost::json::value agent_op(CheckContext& ctx, const std::string& id, const char* op);
 // Sends the operation opposite to `op` (wake before a snooze), whatever it

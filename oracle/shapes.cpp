@@ -59,7 +59,8 @@ std::optional<Finding> error_body_finding(unsigned status, std::string_view body
   const std::string got = "HTTP " + std::to_string(status);
   std::string why;
   auto v = parse_json_shown(body, shown, why);
-  if (!v) return Finding{Severity::must, "X2", "expected a JSON object with a string msg, got " + got + " where " + why};
+  if (!v)
+    return Finding{Severity::must, "X2", "expected a JSON object with a string msg, got " + got + " where " + why};
   const std::string with = got + " with " + excerpt(shown);
   if (!v->is_object()) return Finding{Severity::must, "X2", "expected a JSON object with a string msg, got " + with};
   auto* msg = v->get_object().if_contains("msg");

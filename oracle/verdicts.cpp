@@ -81,7 +81,8 @@ RaceVerdict race_verdict(const std::vector<CallOutcome>& outcomes) {
             connected > 1 ? "expected exactly one caller to win the race, got " + tally
                           : "expected one caller to connect (any caller may call a newly tagged alias), got " + tally};
   if (connected == 1) return {RaceVerdict::held, tally};
-  return {RaceVerdict::undecided, "no caller connected and the others' calls got no answer or were throttled: " + tally};
+  return {RaceVerdict::undecided,
+          "no caller connected and the others' calls got no answer or were throttled: " + tally};
 }
 
 }  // namespace crh::oracle

@@ -71,9 +71,10 @@ void snooze_wake_visible(CheckContext& ctx) {
 // E2, E3, E4, X1, X2: an agent id that does not exist is refused on GET, snooze and wake.
 void unknown_agent(CheckContext& ctx) {
   const std::string id = "crh-no-such-agent-" + ctx.run().caller_base.substr(5);
-  ctx.refused(ctx.send(core::api::Operation::get_agent, {.id = id}), "E2", "GET " + agent_path(id), ctx.statuses().not_found);
+  ctx.refused(ctx.send(core::api::Operation::get_agent, {.id = id}), "E2", "GET " + agent_path(id),
+              ctx.statuses().not_found);
   for (const char* op : {"snooze", "wake"})
-    ctx.refused(ctx.send(op[0] == 's' ? core::api::Operation::snooze : core::api::Operation::wake, {.id = id}), op[0] == 's' ? "E3" : "E4", "PUT " + agent_op_path(id, op),
+    ctx.refused(ctx.send(snooze_or_wake(op), {.id = id}), op[0] == 's' ? "E3" : "E4", "PUT " + agent_op_path(id, op),
                 ctx.statuses().not_found);
 }
 

@@ -135,8 +135,8 @@ void delete_tag_by_id(CheckContext& ctx) {
 // R4, X1, X2: deleting the tag of an alias the channel lacks is refused.
 void untag_unknown_alias(CheckContext& ctx) {
   const std::string alias = "crh-no-such-alias";
-  ctx.refused(ctx.send(core::api::Operation::untag, {.id = alias}), "R4", "DELETE " + delete_tag_path(ctx.target().channel, alias),
-              ctx.statuses().not_found);
+  ctx.refused(ctx.send(core::api::Operation::untag, {.id = alias}), "R4",
+              "DELETE " + delete_tag_path(ctx.target().channel, alias), ctx.statuses().not_found);
 }
 
 // E7, E8, X1, X2: listing and tagging a channel that does not exist are refused.
@@ -147,8 +147,8 @@ void unknown_channel(CheckContext& ctx) {
     return ctx.send(core::api::request_as_sent(ctx.target(), op, sent));
   };
   ctx.refused(on_it(core::api::Operation::list_aliases, {}), "E7", "GET " + aliases_path(ch), ctx.statuses().not_found);
-  ctx.refused(on_it(core::api::Operation::tag, {.tag = tag_name("nowhere"), .minutes = "10"}), "E8", "POST " + tag_path(ch),
-              ctx.statuses().not_found);
+  ctx.refused(on_it(core::api::Operation::tag, {.tag = tag_name("nowhere"), .minutes = "10"}), "E8",
+              "POST " + tag_path(ch), ctx.statuses().not_found);
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ struct Operation {
 
 const std::vector<Operation>& operations() {
   static const std::vector<Operation> ops{
-      {"agents-list", "E1", false, false, [](CheckContext& c, auto&) { return c.request(core::api::Operation::list_agents, {}); }},
+      {"agents-list", "E1", false, false,
+       [](CheckContext& c, auto&) { return c.request(core::api::Operation::list_agents, {}); }},
       {"agent-get", "E2", false, false,
        [](CheckContext& c, auto&) { return c.request(core::api::Operation::get_agent, {.id = first_agent(c)}); }},
       {"agent-snooze", "E3", false, false,
@@ -157,7 +158,7 @@ void rejected_agent_op(CheckContext& ctx, const char* op) {
   ready_for(ctx, id, op);
   rejected_write(
       ctx, "the agent", [&] { return agent_state(ctx, get_agent(ctx, id)); },
-      ctx.request(std::string_view(op) == "snooze" ? core::api::Operation::snooze : core::api::Operation::wake, {.id = id}));
+      ctx.request(snooze_or_wake(op), {.id = id}));
 }
 
 // R5, A2: a tag refused for its key tags no alias of the channel.

@@ -114,7 +114,8 @@ void key_round_trip(CheckContext& ctx, const Sample& k) {
 // E5, X1, X2: a key never written is refused, not answered 200.
 void unknown_key(CheckContext& ctx) {
   const std::string key = std::string(kProbePrefix) + "absent-" + ctx.run().caller_base.substr(5);
-  ctx.refused(ctx.send(core::api::Operation::db_get, {.id = key}), "E5", "GET " + database_path(key), ctx.statuses().not_found);
+  ctx.refused(ctx.send(core::api::Operation::db_get, {.id = key}), "E5", "GET " + database_path(key),
+              ctx.statuses().not_found);
 }
 
 }  // namespace
