@@ -71,10 +71,20 @@ option(CRH_UNITY "Compile product and test files in unity batches (with CRH_PCH)
 # build (CI's first step, alone on both cores) keeps every product file, what
 # a user builds, compiling on its own; its test files in batches took about
 # half the time (clang, 5.4 s against 10.2 s for a batch of four).
-option(CRH_UNITY_TESTS "Compile the test files in unity batches (default: as CRH_UNITY)" ${CRH_UNITY})
+# AUTO follows CRH_UNITY at every configure: a default copied into the cache
+# at the first configure would keep the batches on after -DCRH_UNITY=OFF.
+set(CRH_UNITY_TESTS AUTO CACHE STRING "Compile the test files in unity batches: AUTO (as CRH_UNITY), ON or OFF")
+set_property(CACHE CRH_UNITY_TESTS PROPERTY STRINGS AUTO ON OFF)
+if(CRH_UNITY_TESTS STREQUAL "AUTO")
+  set(CRH_UNITY_TESTS_ON ${CRH_UNITY})
+elseif(CRH_UNITY_TESTS)
+  set(CRH_UNITY_TESTS_ON ON)
+else()
+  set(CRH_UNITY_TESTS_ON OFF)
+endif()
 
 # crh_use_unity(<option> <batch size> <target>...): batches where <option>
-# (CRH_UNITY for the product, CRH_UNITY_TESTS for the tests) is on.
+# (CRH_UNITY for the product, CRH_UNITY_TESTS_ON for the tests) is on.
 function(crh_use_unity option size)
   if(NOT ${option})
     return()

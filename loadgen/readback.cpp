@@ -1,4 +1,4 @@
-// Reading a load result document back, and merging shards.
+// Reading a load result document back.
 #include "loadgen/readback.hpp"
 
 #include <algorithm>
@@ -370,66 +370,6 @@ LoadRun read_load_document(const json::object& doc) {
   run.result.shards = shards_at(doc, k::load::shards);
   run.result.shards_left_out = shards_at(doc, k::load::shards_left_out);
   return run;
-}
-
-LoadRun merge_load_runs(LoadRun a, const LoadRun& b) {
-  if (a.config.scenario != b.config.scenario)
-    throw std::invalid_argument("cannot merge a " + std::string(to_string(a.config.scenario)) + " result with a " +
-                                std::string(to_string(b.config.scenario)) + " result");
-  auto& c = a.config;
-  c.connections += b.config.connections;
-  c.threads += b.config.threads;
-  c.rate += b.config.rate;
-  c.duration = std::max(c.duration, b.config.duration);
-  c.warmup = std::max(c.warmup, b.config.warmup);
-  if (c.history_file != b.config.history_file)
-    c.history_file += (c.history_file.empty() ? "" : ", ") + b.config.history_file;
-
-  auto& r = a.result;
-  r.stats.merge(b.result.stats);
-  r.stats.coarsen(Stats::kMaxSeriesPoints);
-  r.violation_count += b.result.violation_count;
-  for (const auto& v : b.result.violations)
-    if (r.violations.size() < c.max_violations_kept) r.violations.push_back(v);
-  auto& j = r.judgement;  // each shard judged its own key and agents
-  j.judged = j.judged || b.result.judgement.judged;
-  j.database_reads += b.result.judgement.database_reads;
-  j.agent_reads += b.result.judgement.agent_reads;
-  j.tags += b.result.judgement.tags;
-  for (const auto& why : b.result.judgement.unjudged)
-    if (std::find(j.unjudged.begin(), j.unjudged.end(), why) == j.unjudged.end()) j.unjudged.push_back(why);
-  r.history_ops += b.result.history_ops;
-  r.wall_s = std::max(r.wall_s, b.result.wall_s);
-  r.intended_rate += b.result.intended_rate;
-  r.achieved_rate += b.result.achieved_rate;
-  r.generator_cpu = std::max(r.generator_cpu, b.result.generator_cpu);
-  for (const auto& why : b.result.invalid)
-    if (std::find(r.invalid.begin(), r.invalid.end(), why) == r.invalid.end()) r.invalid.push_back(why);
-  r.interrupted = r.interrupted || b.result.interrupted;
-  r.outages.timeline.merge(b.result.outages.timeline);  // up on any shard is up
-  r.outages.back_offs += b.result.outages.back_offs;
-  r.outages.back_off_s += b.result.outages.back_off_s;
-  r.outages.timeline_complete = r.outages.timeline_complete && b.result.outages.timeline_complete;
-  if (b.result.wire) {  // per operation, the wire figures merged with the rest of stats
-    if (r.wire) r.wire->merge(*b.result.wire);
-    else r.wire = b.result.wire;
-  }
-
-  for (const auto& t : b.thresholds)
-    if (std::none_of(a.thresholds.begin(), a.thresholds.end(),
-                     [&](const Threshold& mine) { return mine.text == t.text; }))
-      a.thresholds.push_back(t);
-  a.info.started = std::min(a.info.started, b.info.started);
-  a.info.embedded = a.info.embedded && b.info.embedded;
-  // The shards ran side by side: their connections add, when both are known.
-  a.result.connections =
-      a.result.connections > 0 && b.result.connections > 0 ? a.result.connections + b.result.connections : 0;
-  a.info.restore_problems.insert(a.info.restore_problems.end(), b.info.restore_problems.begin(),
-                                 b.info.restore_problems.end());
-  r.shards.insert(r.shards.end(), b.result.shards.begin(), b.result.shards.end());
-  r.shards_left_out.insert(r.shards_left_out.end(), b.result.shards_left_out.begin(), b.result.shards_left_out.end());
-  r.shards_merged = r.shards_merged || b.result.shards_merged;
-  return a;
 }
 
 json::object result_document(const LoadRun& run) {

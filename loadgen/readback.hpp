@@ -1,6 +1,6 @@
 // A load result document read back (`crh report`): the run exactly as
-// result_document wrote it, so results of shards merge exactly (counts add,
-// histograms merge bucket by bucket) and are rendered again by the same code.
+// result_document wrote it, so results of shards and repetitions merge
+// exactly (loadgen/merge.hpp) and are rendered again by the same code.
 #pragma once
 
 #include <vector>
@@ -20,12 +20,6 @@ struct LoadRun {
 
 // Throws std::runtime_error naming the field that is missing or wrong.
 LoadRun read_load_document(const boost::json::object& doc);
-
-// Two shards of one run, run side by side: counts, rates and connections add,
-// histograms and the per-second series merge, the measured time is the
-// longer one, thresholds are the union (evaluated again on the merged data).
-// Throws std::invalid_argument when the scenarios differ.
-LoadRun merge_load_runs(LoadRun a, const LoadRun& b);
 
 // The document of a run read back or merged; thresholds are evaluated on it.
 boost::json::object result_document(const LoadRun& run);

@@ -18,6 +18,7 @@
 #include "results/keys_load.hpp"
 #include "results/keys_run.hpp"
 #include "results/view.hpp"
+#include "loadgen/merge.hpp"
 #include "loadgen/readback.hpp"
 #include "reports/html.hpp"
 #include "reports/junit.hpp"

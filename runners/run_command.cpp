@@ -24,7 +24,7 @@
 #include "interrupt.hpp"
 #include "load_session.hpp"
 #include "nights_session.hpp"
-#include "repetitions.hpp"
+#include "loadgen/merge.hpp"
 #include "loadgen/options.hpp"
 #include "loadgen/result.hpp"
 #include "nightly/figures.hpp"
@@ -230,7 +230,7 @@ void run_loads(const RunContext& ctx, const contracts::RunReport& contract, cons
   for (std::size_t s = 0; s < o.scenarios.size(); ++s) {
     if (runs[s].empty()) continue;
     try {
-      parts.loads.push_back(merge_repetitions(runs[s]));
+      parts.loads.push_back(loadgen::merge_repetitions(runs[s]));
     } catch (const std::exception& e) {
       meta.problems.push_back(o.scenarios[s] + " load: its repetitions could not be merged (" + e.what() + ")");
     }

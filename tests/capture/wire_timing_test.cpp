@@ -29,6 +29,7 @@
 #include "capture/wire_timing.hpp"
 #include "core/base_url.hpp"
 #include "core/histogram.hpp"
+#include "loadgen/merge.hpp"
 #include "loadgen/readback.hpp"
 #include "loadgen/setup.hpp"
 #include "loadgen/result.hpp"

@@ -219,7 +219,9 @@ TEST(ExploreFaultTable, NamesEveryFaultModeThatBreaksARule) {
   std::set<std::string> named;
   for (const auto& c : kFaults) named.insert(c.fault);
   for (const auto& f : reference::all_faults())
-    if (f.name != "slow-tag") EXPECT_TRUE(named.contains(std::string(f.name))) << f.name;
+    if (f.name != "slow-tag") {
+      EXPECT_TRUE(named.contains(std::string(f.name))) << f.name;
+    }
 }
 
 }  // namespace

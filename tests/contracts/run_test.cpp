@@ -61,7 +61,9 @@ TEST_F(ContractRun, HealthyReferencePassesEveryCheckWithoutWarnings) {
   EXPECT_EQ(report.exit_code, 0) << failures(report);
   EXPECT_EQ(failures(report), "");
   for (const auto& c : report.results) {
-    if (c.outcome == Outcome::skip) EXPECT_EQ(c.suite, "expiry") << c.id << ": " << c.message;
+    if (c.outcome == Outcome::skip) {
+      EXPECT_EQ(c.suite, "expiry") << c.id << ": " << c.message;
+    }
     EXPECT_FALSE(c.id.empty());
   }
   EXPECT_EQ(report.results.size(), all_checks().size());

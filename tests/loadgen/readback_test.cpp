@@ -1,5 +1,6 @@
 // A load result document read back gives the same document again, and two
 // shards merge into exactly the document of one run over all their samples.
+#include "loadgen/merge.hpp"
 #include "loadgen/readback.hpp"
 
 #include <gtest/gtest.h>
@@ -72,6 +73,29 @@ TEST(LoadReadback, TheMixedHistoryCheckRoundTripsAndShardsAddUp) {
   EXPECT_EQ(merged.judgement.database_reads, 80u);
   EXPECT_EQ(merged.judgement.unjudged.size(), 1u);
   EXPECT_EQ(merged.violation_count, 2u);
+}
+
+// Repetitions (crh run --repeat) add up as shards do, except in time: the
+// history each judged counts in the merged document, and a repetition that
+// could not judge says so there (it had counted the first repetition's only).
+TEST(LoadReadback, RepetitionsAddTheirJudgedHistoriesAndTheirTimes) {
+  auto first = synthetic_load_run(Scenario::mixed, 1);
+  auto second = synthetic_load_run(Scenario::mixed, 2);
+  first.result.judgement = {.judged = true, .database_reads = 40, .agent_reads = 70, .tags = 9, .unjudged = {}};
+  second.result.judgement = {.judged = true, .database_reads = 5, .agent_reads = 6, .tags = 1,
+                             .unjudged = {"agent 101: changed by another client"}};
+  const auto a = json::parse(json::serialize(result_document(first))).as_object();
+  const auto b = json::parse(json::serialize(result_document(second))).as_object();
+  const auto merged = merge_repetitions({a, b});
+  const auto back = read_load_document(merged).result;
+  EXPECT_EQ(back.judgement.database_reads, 45u);
+  EXPECT_EQ(back.judgement.agent_reads, 76u);
+  EXPECT_EQ(back.judgement.tags, 10u);
+  ASSERT_EQ(back.judgement.unjudged.size(), 1u);
+  EXPECT_EQ(back.judgement.unjudged[0], "agent 101: changed by another client");
+  EXPECT_DOUBLE_EQ(back.wall_s, first.result.wall_s + second.result.wall_s) << "one after the other: times add";
+  EXPECT_EQ(merged.at("repetitions").as_array().size(), 2u);
+  EXPECT_EQ(merge_repetitions({a}), a) << "one repetition is its own document";
 }
 
 TEST(LoadReadback, MergeIsCommutativeInItsFigures) {

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "load_fixture.hpp"
+#include "loadgen/merge.hpp"
 #include "loadgen/readback.hpp"
 
 namespace crh::loadgen {
@@ -60,8 +61,9 @@ TEST(ShardSplit, ListedItemsAreDealtDisjointlyWhateverTheOrderListed) {
     std::multiset<std::string> dealt;
     for (int i = 0; i < n; ++i) {
       const auto mine = strided(items, {i, n});
-      if (n > 1)  // unsharded, the target's list is used as it comes
+      if (n > 1) {  // unsharded, the target's list is used as it comes
         EXPECT_EQ(mine, strided(reversed, {i, n})) << "shard " << i << "/" << n << ": the target's order must not matter";
+      }
       dealt.insert(mine.begin(), mine.end());
     }
     EXPECT_EQ(dealt, std::multiset<std::string>(items.begin(), items.end())) << "over " << n;
