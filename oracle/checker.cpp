@@ -117,10 +117,12 @@ void Checker::check_refusals(Judged& j) {
       continue;
     }
     // Refused while free: no other caller's call that may have bound (ok or
-    // unknown, inside the epoch or overlapping it) started before the refusal ended.
+    // unknown) started before the refusal ended and ended after the tag was
+    // sent: a call answered while the tag was on its way may have been handled
+    // after the tag took effect, and bound its caller in this epoch.
     bool someone_may_be_bound = std::any_of(round.calls.begin(), round.calls.end(), [&](const Op& o) {
       return &o != &r && o.caller != r.caller && o.outcome != Outcome::fail && o.invoke_ns < r.complete_ns &&
-             o.complete_ns >= j.begin;
+             o.complete_ns > round.tag.invoke_ns;
     });
     if (!someone_may_be_bound)
       j.violation(ViolationKind::rejected_while_free,

@@ -104,6 +104,9 @@ struct AliasFacts {
   Bound bound = Bound::unknown;            // the caller lock of the current tag
   std::string caller;                      // bound == caller
   std::vector<std::string> not_bound;      // someone or unknown: callers refused, so not the bound one
+  // unknown: when not empty, the lock is held by nobody or by one of these
+  // (the callers whose calls went unanswered since it was last known free).
+  std::vector<std::string> may_hold;
   // The uses (1, 2, ...: the model's tags and calls, in order) its last use
   // may be; 0: before the model began (or never), in an order not known.
   std::vector<std::int64_t> last_use{0};
@@ -197,6 +200,7 @@ struct StatusExpectation {
   // a refusal with one of them breaks `unexplained_rule` (MUST).
   std::vector<unsigned> unexplained;
   std::string_view unexplained_rule;
+  bool throttle = false;  // a 429 is a "not now" (oracle::throttled): no rule judges it
 };
 
 // A field of a 200 answer, read under the profile's names.

@@ -201,6 +201,7 @@ std::vector<Divergence> check(const Prediction& p, const ObservedAnswer& answer)
   std::vector<Divergence> out;
   if (!answer.answered) return out;
   const auto& s = p.status;
+  if (answer.status == 429 && s.throttle) return out;  // not now: rate limits are not shown (spec 8)
   const std::string got = "HTTP " + std::to_string(answer.status);
   const std::string why = s.why.empty() ? "" : " (" + s.why + ")";
   static const json::value kNull;

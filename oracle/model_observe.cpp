@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "oracle/answers.hpp"
 #include "oracle/model.hpp"
 #include "oracle/model_parts.hpp"
 
@@ -24,6 +25,7 @@ void free_alias(AliasFacts& a, TagEnd why) {
   a.bound = Bound::nobody;
   a.caller.clear();
   a.not_bound.clear();
+  a.may_hold.clear();
 }
 
 void forget_alias(AliasFacts& a) {
@@ -156,7 +158,7 @@ struct Observer {
         free_alias(f, TagEnd::none);  // a tag the model did not make: its expiry and lock are unknown
         f.tag_state = TagState::tagged;
         f.tag = *t;
-        f.bound = Bound::unknown;
+        f.bound = Bound::unknown;  // by anyone: free_alias emptied may_hold
       }
     }
     if (f.tag_state != TagState::tagged || (f.bound != Bound::unknown && f.bound != Bound::someone)) return;
@@ -168,6 +170,7 @@ struct Observer {
         f.bound = Bound::caller;
         f.caller = *c;
       }
+      if (f.bound != Bound::unknown) f.may_hold.clear();
     }
   }
 
@@ -178,6 +181,7 @@ struct Observer {
       if (live_at(al, op.at_ms, m.clock) != Live::yes) {
         al.tag_state = TagState::unknown;
         al.bound = Bound::unknown;
+        al.may_hold.clear();
         al.last_use.push_back(seq);
       }
   }
@@ -228,6 +232,7 @@ struct Observer {
     else if (unanswered && f->tag_state != TagState::untagged) {
       f->tag_state = TagState::unknown;
       f->bound = Bound::unknown;
+      f->may_hold.clear();
     }
   }
 
@@ -243,25 +248,43 @@ struct Observer {
       if (live == Live::no) return;            // a free alias binds nobody
       if (live == Live::maybe && other_holds)  // only an ended tag lets another caller through
         return free_alias(*f, f->tag_state == TagState::tagged && f->expires_ms ? TagEnd::expired : TagEnd::none);
+      f->not_bound.clear();
+      f->may_hold.clear();
       if (live == Live::yes && other_holds) {  // the target let another caller through: who holds it now is unknown
         f->bound = Bound::unknown;
-        f->not_bound.clear();
         return;
       }
       f->bound = Bound::caller;
       f->caller = op.caller;
-      f->not_bound.clear();
       return;
     }
     if (refused_as(st.call_refused) || unanswered) f->last_use.push_back(++m.uses);  // a use, or not
     if (refused_as(st.call_refused) && live != Live::no) {
       if (f->bound == Bound::caller && f->caller != op.caller) return;
+      // Someone other than this caller holds the lock: when the unanswered
+      // calls left one other caller who may, it is that one.
+      std::erase(f->may_hold, op.caller);
+      if (f->bound == Bound::unknown && f->may_hold.size() == 1) {
+        f->bound = Bound::caller;
+        f->caller = f->may_hold.front();
+        f->not_bound.clear();
+        f->may_hold.clear();
+        return;
+      }
       f->bound = Bound::someone;
       f->caller.clear();
+      f->may_hold.clear();
       if (!refused_before) f->not_bound.push_back(op.caller);
     }
-    if (unanswered && live != Live::no && (f->bound == Bound::nobody || f->bound == Bound::unknown))
-      f->bound = Bound::unknown;
+    if (unanswered && live != Live::no) {
+      // The call may have bound its caller: if the lock was free, it is now
+      // free or this caller's; if only some callers might hold it, one more.
+      if (f->bound == Bound::nobody) f->may_hold = {op.caller};
+      else if (f->bound == Bound::unknown && !f->may_hold.empty() &&
+               std::find(f->may_hold.begin(), f->may_hold.end(), op.caller) == f->may_hold.end())
+        f->may_hold.push_back(op.caller);
+      if (f->bound == Bound::nobody || f->bound == Bound::unknown) f->bound = Bound::unknown;
+    }
   }
 
   void forget_what_others_touch() {
@@ -275,6 +298,7 @@ struct Observer {
 
   void run() {
     settle_expiries();
+    if (a.answered && throttled(a.status, st)) return forget_what_others_touch();  // not now: no effect
     // A refused key explains a refusal: nothing is learned from it.
     const bool key_refused = op.auth != Auth::key && !ok && !unanswered;
     if (!key_refused) {

@@ -250,7 +250,7 @@ void explore_sequences(CheckContext& ctx) {
   const auto started = Clock::now();
   // `drawn` counts against --explore: the follow-up GETs come on top, so
   // they do not change which operations a seed draws.
-  std::size_t operations = 0, drawn = 0, sequences = 0, timeouts = 0;
+  std::size_t operations = 0, drawn = 0, sequences = 0, timeouts = 0, throttled = 0;
   std::set<std::string> rules;
   std::vector<std::pair<std::string, oracle::Divergence>> should;  // the curl, the SHOULD divergence
   std::optional<std::pair<explore::Sequence, explore::Replay>> failed;
@@ -283,6 +283,7 @@ void explore_sequences(CheckContext& ctx) {
     operations += r.operations;
     drawn += r.operations - r.follow_ups;
     timeouts += r.timeouts;
+    throttled += r.throttled;
     rules.insert(r.rules.begin(), r.rules.end());
     for (auto& [step, d] : r.should)
       if (std::none_of(should.begin(), should.end(), [&rule = d.rule](const auto& x) { return x.second.rule == rule; }))
@@ -302,11 +303,14 @@ void explore_sequences(CheckContext& ctx) {
       (operations > drawn ? " (" + std::to_string(operations - drawn) + " of them follow-up GETs)" : "") + " in " +
       std::to_string(sequences) + " sequences, " +
       std::to_string(rate) + " operations/s, seed " + seed +
-      (timeouts ? ", " + std::to_string(timeouts) + " without an answer within --timeout" : "");
+      (timeouts ? ", " + std::to_string(timeouts) + " without an answer within --timeout" : "") +
+      (throttled ? ", " + std::to_string(throttled) + " answered HTTP 429 (not now: rate limits, spec 8)" : "");
   if (!failed) {
     if (interrupted) ctx.skip("exploration interrupted (Ctrl-C) after " + explored + "; no divergence until then");
-    // An answer that never came proves nothing either way.
+    // An answer that never came, or came as "not now", proves nothing either way.
     if (2 * timeouts > operations) ctx.indeterminate("most answers did not come: " + explored);
+    else if (2 * (timeouts + throttled) > operations)
+      ctx.indeterminate("most answers did not come or said \"not now\": " + explored);
     ctx.note(explored + "; every answer as the model of the spec predicts");
     return;
   }

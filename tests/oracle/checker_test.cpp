@@ -294,6 +294,23 @@ TEST(BindingChecker, IgnoresRefusalWhenTheOnlyOtherCallTimedOut) {
   EXPECT_TRUE(found.empty()) << dump(found);
 }
 
+// A's call was answered before the tag's answer came, but after the tag was
+// sent: the target may have handled it after the tag took effect, binding A
+// in this epoch, so B's refusal may be right (tests/oracle/binding_readings_test
+// found this against the model).
+TEST(BindingChecker, IgnoresRefusalWhenAnotherCallerMayHaveBoundWhileTheTagWasOnItsWay) {
+  Checker checker;
+  auto r = round_of(1, "a1", 0, 1000 * us, 9000 * us, 9500 * us,
+                    {ok(A, 200 * us, 800 * us), refused(B, 2000 * us, 2500 * us)});
+  EXPECT_TRUE(checker.add(r).empty());
+  // A call answered before the tag was sent bound nobody in this epoch.
+  auto before = round_of(2, "a2", 1000 * us, 2000 * us, 9000 * us, 9500 * us,
+                         {ok(A, 200 * us, 800 * us, OpKind::call, 2, "a2"), refused(B, 3000 * us, 3500 * us)});
+  const auto found = checker.add(before);
+  ASSERT_EQ(found.size(), 1u) << dump(found);
+  EXPECT_EQ(found[0].kind, ViolationKind::rejected_while_free);
+}
+
 TEST(BindingChecker, IgnoresRefusalWhenTheOtherCallGotA5xx) {
   Checker checker;
   auto r = round_of(1, "a1", 0, 1000 * us, 9000 * us, 9500 * us,

@@ -512,6 +512,43 @@ TEST(ModelOutcomes, NoAnswerOrA5xxLeavesTheEffectUnknown) {
   EXPECT_TRUE(s.judge(ops::db_get("greeting"), ok(R"({"value":"new"})")).empty());
 }
 
+// A call without an answer may have bound its caller: the lock is then free
+// or that caller's, so the same caller must still get through, another may
+// be refused, and a refusal of another proves who holds it.
+TEST(ModelOutcomes, AnUnansweredCallLeavesTheLockFreeOrItsCallers) {
+  auto s = fresh();
+  s.fine(ops::tag("1", "x", 5), ok(alias("1", "x")));
+  EXPECT_TRUE(s.send(ops::call("1", "1", "+1"), ObservedAnswer::none()).empty());
+  EXPECT_TRUE(has(s.judge(ops::call("1", "1", "+1"), refused(403)), Severity::must, "B3"));
+  EXPECT_TRUE(s.judge(ops::call("1", "1", "+2"), refused(403)).empty());
+  EXPECT_TRUE(s.judge(ops::call("1", "1", "+2"), ok(kConnected)).empty());
+  s.fine(ops::call("1", "1", "+2"), refused(403));  // so +1 holds it
+  EXPECT_TRUE(has(s.judge(ops::call("1", "1", "+3"), ok(kConnected)), Severity::must, "B3"));
+  s.fine(ops::call("1", "1", "+1"), ok(kConnected));
+  // Two unanswered callers: either may hold it, so neither is sure to get through.
+  s.fine(ops::tag("1", "y", 5), ok(alias("2", "y")));
+  EXPECT_TRUE(s.send(ops::call("1", "2", "+1"), ObservedAnswer::none()).empty());
+  EXPECT_TRUE(s.send(ops::call("1", "2", "+2"), ObservedAnswer::none()).empty());
+  EXPECT_TRUE(s.judge(ops::call("1", "2", "+1"), refused(403)).empty());
+  EXPECT_TRUE(s.judge(ops::call("1", "2", "+2"), refused(403)).empty());
+}
+
+// A 429 is "not now" (spec 8: rate limits, not shown): judged by no rule, no
+// effect; a profile that names 429 for an answer keeps its meaning.
+TEST(ModelOutcomes, A429IsNotNowUnlessTheProfileNamesIt) {
+  auto s = fresh();
+  const ObservedAnswer not_now{true, 429, R"({"msg":"slow down"})"};
+  s.fine(ops::tag("1", "x", 5), ok(alias("1", "x")));
+  s.fine(ops::call("1", "1", "+1"), not_now);  // the lock is free: a refusal would break B1
+  s.fine(ops::call("1", "1", "+2"), ok(kConnected));  // so +1 did not bind
+  s.fine(ops::db_get("greeting"), not_now);
+  s.fine(ops::db_set("greeting", "new"), not_now);
+  s.fine(ops::db_get("greeting"), ok(R"({"value":"hello"})"));  // the write took no effect
+  s.profile.statuses.all_tagged = {429};  // now a refusal: of a free lock, it breaks B1
+  s.fine(ops::tag("1", "y", 5), ok(alias("2", "y")));
+  EXPECT_TRUE(has(s.judge(ops::call("1", "2", "+1"), not_now), Severity::must, "B1"));
+}
+
 TEST(ModelSnapshot, ACopyIsIndependentAndReplaysTheSame) {
   auto s = fresh();
   const Model snapshot = s.model;
