@@ -8,6 +8,7 @@
 #include "core/curl.hpp"
 #include "core/http1.hpp"
 #include "core/outside.hpp"
+#include "oracle/answers.hpp"
 
 namespace crh::contracts {
 namespace json = boost::json;
@@ -151,6 +152,11 @@ core::Exchange CheckContext::send(core::HttpRequest request, KeyMode key) {
     e = client_.send(std::move(request));
     if (dropped(e)) e.error_detail += "; the same when sent a second time";
   }
+  for (int again = 0; not_now(e) && wait_out_not_now(again, e.response->header("Retry-After")); ++again) {
+    record_attempt(e, false);  // each "not now" stays evidence
+    core::HttpRequest same = e.request;
+    e = client_.send(std::move(same));
+  }
   if (e.error == core::TransportError::connect_failed) run_.target_lost = true;
   // One request held past --timeout is enough for a check: its later
   // requests (cleanup included: the restore redoes it) would each wait as
@@ -159,6 +165,24 @@ core::Exchange CheckContext::send(core::HttpRequest request, KeyMode key) {
   note_tag_effect(e);
   record(e);
   return e;
+}
+
+bool CheckContext::not_now(const core::Exchange& e) const {
+  return e.answered() && oracle::throttled(e.response->status, run_.statuses);
+}
+
+// A "not now" took no effect (oracle::throttled), so the same request may go
+// again once the wait the target asked for has passed (core::not_now_wait),
+// up to 3 times.
+bool CheckContext::wait_out_not_now(int again, std::string_view retry_after) {
+  constexpr int kAgain = 3;
+  if (again >= kAgain) return false;
+  const auto until = std::chrono::steady_clock::now() + core::not_now_wait(again, retry_after);
+  for (auto now = std::chrono::steady_clock::now(); now < until; now = std::chrono::steady_clock::now()) {
+    if (run_.stop && run_.stop->load()) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(20), until - now));
+  }
+  return true;
 }
 
 void CheckContext::note_tag_effect(const core::Exchange& e) {
@@ -276,6 +300,10 @@ const core::HttpResponse& CheckContext::response(const core::Exchange& e, const 
   if (e.error == core::TransportError::malformed || e.error == core::TransportError::too_large)
     fail("C2", what + ": expected an HTTP/1.1 answer, got " + describe_answer(e));
   if (auto problem = drop_problem(e)) fail("X0", what + ": " + *problem);
+  if (not_now(e))
+    indeterminate(what + ": HTTP " + std::to_string(e.response->status) +
+                  " (\"not now\": a rate limit, which spec 8 names without showing), also when sent again after "
+                  "its Retry-After; the outcome is unknown");
   if (!e.answered())
     indeterminate(what + ": no answer (" + std::string(core::to_string(e.error)) + ": " + e.error_detail +
                   ")" + (dropped(e) && !run_.answered_any ? "; no request of this run has been answered yet, so the network to the target may be down" : "") + "; the outcome is unknown");

@@ -159,10 +159,19 @@ class CheckContext {
   // sends nothing more (each request would wait as long).
   bool gave_up() const { return gave_up_; }
 
+  // Whether the answer is a "not now" (oracle::throttled: a 429 the profile
+  // gives no other meaning); it took no effect.
+  bool not_now(const core::Exchange& e) const;
+  // Before sending a "not now" request again for the again+1-th time: waits
+  // what `retry_after` (a Retry-After header) asks, capped, or a doubling
+  // pause. False (no wait) past the 3rd time or on Ctrl-C.
+  bool wait_out_not_now(int again, std::string_view retry_after);
+
   // Sends and records. Never throws on transport errors: see response(). A
   // well-formed idempotent request (GET, PUT, HEAD) whose connection closed
   // without an answer is sent once more, so a one-off blip is not a crash;
-  // both exchanges are evidence.
+  // both exchanges are evidence. A "not now" is sent again as
+  // wait_out_not_now says; every answer is evidence.
   core::Exchange send(core::HttpRequest request, KeyMode key = KeyMode::proper);
   core::Exchange send(std::string method, std::string path, const std::vector<core::Param>& params = {},
                       KeyMode key = KeyMode::proper);
@@ -228,6 +237,7 @@ class CheckContext {
   CheckResult& result_;
   std::unique_ptr<calls::CallDriver> calls_;
   bool gave_up_ = false;  // a request of this check ran out of --timeout: send() sends no more
+
 
   // A tag request whose effect is unknown goes to the janitor by its tag name.
   void note_tag_effect(const core::Exchange& e);

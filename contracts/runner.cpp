@@ -12,6 +12,7 @@
 #include "contracts/context.hpp"
 #include "core/curl.hpp"
 #include "core/outside.hpp"
+#include "oracle/answers.hpp"
 
 namespace crh::contracts {
 using Clock = std::chrono::steady_clock;
@@ -75,9 +76,7 @@ class Executor {
     shared_.explore = o.explore;
     shared_.explore.slow = o.slow;
     shared_.restore = [this] {
-      core::ClientConfig restoring = shared_.client;
-      restoring.cancel = nullptr;
-      core::HttpClient restorer(shared_.target.base, restoring);
+      core::HttpClient restorer(shared_.target.base, restoring());
       restore(restorer, false);
     };
     do {
@@ -114,9 +113,7 @@ class Executor {
     for (auto i : alone) run_one(*selected[i], client, i);
     for (auto i : last) run_one(*selected[i], client, i);
     report_.stalled = shared_.stalled;
-    core::ClientConfig restoring = shared_.client;
-    restoring.cancel = nullptr;
-    core::HttpClient restorer(shared_.target.base, restoring);  // a fresh connection: the checks' may be broken
+    core::HttpClient restorer(shared_.target.base, restoring());  // a fresh connection: the checks' may be broken
     restore(restorer, true);
     if (shared_.target_lost && !report_.unreachable) {
       report_.unreachable = true;
@@ -125,6 +122,20 @@ class Executor {
   }
 
  private:
+  // The client of the requests around the checks (the preflight, the
+  // encoding probe): a "not now" is waited out, never taken for an answer.
+  core::ClientConfig around_checks() const {
+    core::ClientConfig c = shared_.client;
+    c.not_now_retries = oracle::throttled(429, shared_.statuses) ? 3 : 0;
+    return c;
+  }
+  // Restoring: not cut short by Ctrl-C (it leaves the target as found).
+  core::ClientConfig restoring() const {
+    core::ClientConfig c = around_checks();
+    c.cancel = nullptr;
+    return c;
+  }
+
   // A database write of a crh-probe- key as `encoding` says.
   core::Exchange probe_write(core::HttpClient& client, core::ParamEncoding encoding) {
     auto target = shared_.target;
@@ -140,7 +151,7 @@ class Executor {
   // fail every check with parameters for a setting, not a broken rule: try
   // the other encodings on a probe write and use the one it takes, saying so.
   void detect_encoding() {
-    core::HttpClient client(shared_.target.base, shared_.client);
+    core::HttpClient client(shared_.target.base, around_checks());
     const auto given = shared_.target.dialect.encoding;
     const auto first = probe_write(client, given);
     const auto& auth = shared_.statuses.auth;
@@ -164,7 +175,7 @@ class Executor {
   }
 
   bool preflight() {
-    core::ClientConfig quick = shared_.client;
+    core::ClientConfig quick = around_checks();
     quick.timeout = std::min(quick.timeout, std::chrono::milliseconds(3000));
     core::HttpClient client(shared_.target.base, quick);
     auto request = core::api::request(shared_.target, core::api::Operation::list_agents);

@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <thread>
 
 #include "core/http1.hpp"
 
@@ -345,10 +347,27 @@ HttpClient::~HttpClient() { impl_->drop(); }
 
 const BaseUrl& HttpClient::base() const { return impl_->base; }
 
+std::chrono::milliseconds not_now_wait(int again, std::string_view retry_after) {
+  const bool seconds = !retry_after.empty() && retry_after.size() <= 4 &&
+                       std::all_of(retry_after.begin(), retry_after.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (seconds) return std::chrono::milliseconds(std::min(2000, std::stoi(std::string(retry_after)) * 1000));
+  return std::chrono::milliseconds(100 << std::min(again, 4));
+}
+
 Exchange HttpClient::send(HttpRequest request) {
-  impl_->start(std::move(request), 0);
-  impl_->release();
-  return impl_->answer();
+  const int retries = impl_->config.not_now_retries;
+  for (int again = 0;; ++again) {
+    impl_->start(request, 0);
+    impl_->release();
+    Exchange e = impl_->answer();
+    if (again >= retries || !e.answered() || e.response->status != 429) return e;
+    const auto until = std::chrono::steady_clock::now() + not_now_wait(again, e.response->header("Retry-After"));
+    for (auto now = std::chrono::steady_clock::now(); now < until; now = std::chrono::steady_clock::now()) {
+      if (impl_->config.cancel && impl_->config.cancel->load()) return e;
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(20),
+                                                                                until - now));
+    }
+  }
 }
 
 void HttpClient::hold(HttpRequest request) { impl_->start(std::move(request), 1); }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <string_view>
 
 #include "core/base_url.hpp"
 #include "core/http.hpp"
@@ -21,7 +22,19 @@ struct ClientConfig {
   // TransportError::timeout with the detail "cancelled: the run was
   // interrupted"; the connection is dropped. Null: never cancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // A 429 ("not now": a rate limit) sent again by send() up to this many
+  // times, after the Retry-After it named (seconds, at most 2 s) or a pause
+  // of 100 ms doubling; the last answer is returned. 0: a 429 is an answer
+  // like any other. For the requests around a run (probes, set-up,
+  // restoring); a check sends again itself, to keep each answer as evidence.
+  // Set it only where 429 has no other meaning (oracle::throttled).
+  int not_now_retries = 0;
 };
+
+// The wait before sending a request answered 429 again for the again+1-th
+// time: what `retry_after` (a Retry-After header in seconds) asks, at most
+// 2 s, else 100 ms doubling.
+std::chrono::milliseconds not_now_wait(int again, std::string_view retry_after);
 
 class HttpClient {
  public:

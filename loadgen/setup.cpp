@@ -10,12 +10,20 @@
 #include "core/api.hpp"
 #include "core/http_client.hpp"
 #include "core/leave_as_found.hpp"
+#include "oracle/answers.hpp"
 
 namespace crh::loadgen {
 namespace json = boost::json;
 using core::api::Operation;
 using namespace setup;
 namespace {
+
+// The client of the set-up and the restore: a "not now" (a rate limit) is
+// waited out and sent again, never taken for the answer.
+core::ClientConfig around_load(const LoadConfig& c, std::chrono::milliseconds timeout) {
+  return {.timeout = timeout, .not_now_retries = oracle::throttled(429, c.statuses) ? 3 : 0};
+}
+
 
 template <class Read>
 std::optional<std::string> from_ok_json(const core::Exchange& x, Read read) {
@@ -176,7 +184,7 @@ std::optional<std::string> tagged_alias_id(const core::FieldNames& names, const 
 
 Discovery discover(const LoadConfig& c, FoundState& found) {
   core::register_run_key(c.target.api_key);
-  core::HttpClient client(c.target.base, {.timeout = std::min(c.timeout, std::chrono::milliseconds(3000))});
+  core::HttpClient client(c.target.base, around_load(c, std::min(c.timeout, std::chrono::milliseconds(3000))));
   const std::string base = c.target.base.to_string();
   Discovery d;
   if (c.scenario == Scenario::get) {
@@ -244,7 +252,7 @@ std::optional<std::string> load_tags(core::HttpClient& client, const LoadConfig&
 std::vector<std::string> restore(const LoadConfig& c, const FoundState& found) {
   std::vector<std::string> problems;
   if (c.scenario == Scenario::get) return problems;
-  core::HttpClient client(c.target.base, {.timeout = c.timeout});
+  core::HttpClient client(c.target.base, around_load(c, c.timeout));
   auto send = [&](core::HttpRequest r, const std::string& what) {
     auto x = client.send(std::move(r));
     if (!x.response || x.response->status >= 300) problems.push_back(what + ": " + answer_text(x));

@@ -100,6 +100,7 @@ struct Server::Impl {
     out += "\r\nContent-Length: ";
     out += std::to_string(r.body.size());
     if (!r.allow.empty()) out.append("\r\nAllow: ").append(r.allow);
+    if (!r.retry_after.empty()) out.append("\r\nRetry-After: ").append(r.retry_after);
     if (!keep_alive && version >= 11) out += "\r\nConnection: close";
     if (keep_alive && version == 10) out += "\r\nConnection: keep-alive";
     out += "\r\n\r\n";

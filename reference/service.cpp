@@ -62,6 +62,12 @@ Response Service::error(unsigned status, std::string_view raw_msg) const {
 }
 
 Reply Service::handle(const Request& req) {
+  if (config_.throttle_every > 0 && ++requests_ % config_.throttle_every == 0) {
+    Response r = error(429, "too many requests: every " + std::to_string(config_.throttle_every) +
+                                "th is refused (crh serve --throttle-every); send it again");
+    r.retry_after = "0";
+    return {r};
+  }
   std::string_view target = req.target;
   if (target.empty() || target.front() != '/')
     return {error(400, "request target must be an absolute path such as /api/v1/local-agents")};

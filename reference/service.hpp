@@ -3,7 +3,9 @@
 // requests; tests may call it directly.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -23,6 +25,10 @@ struct ServiceConfig {
   FaultSet faults;                           // behaviours to break on purpose
   MutantSet mutants;                         // wrong versions of the service (mutants.hpp)
   std::chrono::milliseconds minute{60'000};  // length of one tag minute
+  // Every Nth request is answered 429 with Retry-After: 0 and does nothing
+  // (`crh serve --throttle-every N`): a rate-limited service, correct by the
+  // spec (8: rate limits exist, not shown), answering as a different one would.
+  unsigned throttle_every = 0;
 };
 
 struct Request {
@@ -42,6 +48,7 @@ struct Response {
   std::string content_type = "application/json";
   std::string body;
   std::string allow;  // for 405: the methods the route has
+  std::string retry_after;  // for 429: seconds
 };
 
 // What the transport does with a request: send `response`, or first wait
@@ -106,6 +113,7 @@ class Service {
 
   ServiceConfig config_;
   State state_;
+  std::atomic<std::uint64_t> requests_{0};  // for throttle_every
 };
 
 }  // namespace crh::reference

@@ -24,6 +24,7 @@ struct ServeOptions {
   bool list_mutants = false;
   long minute_ms = 60'000;
   long delay_us = 0;
+  unsigned throttle_every = 0;
   int channels = 2;
   int aliases = 4;
   std::string fixtures_file;

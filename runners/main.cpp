@@ -141,6 +141,9 @@ Command add_serve_command(CLI::App& app) {
                   "send every answer N microseconds later (a timer; threads stay free): a known slowdown; SIP final answers too")
       ->capture_default_str()
       ->check(CLI::Range(0L, 10'000'000L));
+  sub->add_option("--throttle-every", o->throttle_every,
+                  "answer every Nth request 429 with Retry-After: 0, doing nothing (a rate-limited service)")
+      ->check(CLI::Range(2u, 1'000'000u));
   sub->add_option("--channels", o->channels, "generated fixtures: number of channels")
       ->capture_default_str()
       ->check(CLI::Range(1, 10'000));

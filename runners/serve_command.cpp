@@ -46,6 +46,7 @@ int run_serve(const ServeOptions& o) {
   config.threads = o.threads;
   config.service.minute = std::chrono::milliseconds(o.minute_ms);
   config.answer_delay = std::chrono::microseconds(o.delay_us);
+  config.service.throttle_every = o.throttle_every;
   for (const auto& name : o.faults) {
     auto fault = fault_by_name(name);
     if (!fault) {

@@ -173,7 +173,10 @@ core::Exchange send_offer(CheckContext& ctx, const std::string& id, core::HttpRe
     e.error = core::TransportError::connect_failed;
     e.error_detail = "not sent: the target stopped accepting connections earlier in the run";
   } else {
-    e = ctx.new_client()->send(request);
+    auto client = ctx.new_client();
+    e = client->send(request);
+    for (int again = 0; ctx.not_now(e) && ctx.wait_out_not_now(again, e.response->header("Retry-After")); ++again)
+      e = client->send(request);  // the offer again: a "not now" took no effect
     if (e.error == core::TransportError::connect_failed) ctx.run().target_lost = true;
   }
   e.request = shown;

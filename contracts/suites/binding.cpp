@@ -27,8 +27,16 @@ calls::CallResult recorded(CheckContext& ctx, calls::CallResult r, const std::st
   return r;
 }
 
+// A throttled call (a "not now") is placed again, by the same caller, as
+// CheckContext::wait_out_not_now says.
 calls::CallResult place(CheckContext& ctx, const std::string& alias, const std::string& caller) {
-  return recorded(ctx, ctx.calls().place(alias, caller), alias, caller);
+  auto r = recorded(ctx, ctx.calls().place(alias, caller), alias, caller);
+  for (int again = 0;
+       r.outcome == core::CallOutcome::throttled &&
+       ctx.wait_out_not_now(again, r.exchange && r.exchange->answered() ? r.exchange->response->header("Retry-After") : "");
+       ++again)
+    r = recorded(ctx, ctx.calls().place(alias, caller), alias, caller);
+  return r;
 }
 
 // Ends the check when the call got no usable answer: an HTTP exchange as
@@ -50,7 +58,8 @@ void connects(CheckContext& ctx, const std::string& alias, const std::string& ca
     return;
   }
   if (r.failure) ctx.fail(rule, what + ": " + r.evidence);
-  if (r.outcome == core::CallOutcome::unknown) ctx.indeterminate(what + ": " + r.evidence);
+  if (r.outcome == core::CallOutcome::unknown || r.outcome == core::CallOutcome::throttled)
+    ctx.indeterminate(what + ": " + r.evidence);
   if (r.outcome != core::CallOutcome::connected)
     ctx.fail(rule, what + ": expected the call to connect, got " + r.evidence);
 }
@@ -64,7 +73,8 @@ void refused_call(CheckContext& ctx, const std::string& alias, const std::string
     return;
   }
   if (r.failure) ctx.fail(rule, what + ": " + r.evidence);
-  if (r.outcome == core::CallOutcome::unknown) ctx.indeterminate(what + ": " + r.evidence);
+  if (r.outcome == core::CallOutcome::unknown || r.outcome == core::CallOutcome::throttled)
+    ctx.indeterminate(what + ": " + r.evidence);
   if (r.outcome != core::CallOutcome::refused)
     ctx.fail(rule, what + ": expected the call to be refused, got " + r.evidence);
 }

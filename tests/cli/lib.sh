@@ -48,3 +48,35 @@ start() {
 }
 stop() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
+# Runs crh with the key in its environment and a hard limit of $1 seconds;
+# sets $code (124: it had to be killed) and $took (seconds). Every output is
+# kept in $work/all.out for expect_no_key.
+bounded() {
+  local limit=$1 t0
+  shift
+  code=0
+  t0=$(date +%s.%N)
+  CRH_API_KEY=$key timeout -k 2 "$limit" "$crh" "$@" >"$work/run.out" 2>"$work/run.err" || code=$?
+  took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  cat "$work/run.out" "$work/run.err" >>"$work/all.out"
+}
+
+# expect_exit WANT WHAT: prints what was expected and what came back; a
+# failure, with the run's findings, when they differ.
+expect_exit() {
+  local want=$1 what=$2
+  echo "  expected exit $want, got $code"
+  [ "$code" -eq "$want" ] && return 0
+  fail "$what exited $code, expected $want"
+  show
+  grep -A2 '^FAIL\|^WARN\|^INDET' "$work/run.out" | head -n 30 || true
+}
+
+# The key appears in no output of bounded runs and in no result file.
+expect_no_key() {
+  if grep -rqF -- "$key" "$work/all.out" "$work"/*.json; then
+    fail "the key leaks: $(grep -rlF -- "$key" "$work/all.out" "$work"/*.json | tr '\n' ' ')"
+  else
+    echo "  expected the key nowhere, found it nowhere"
+  fi
+}
