@@ -1,9 +1,71 @@
 #include "calls/call_drivers.hpp"
 
+#include <algorithm>
+#include <cctype>
+
+#include <boost/json.hpp>
+
 #include "calls/alias_numbers.hpp"
 #include "calls/http_call_driver.hpp"
+#include "core/api.hpp"
+#include "core/outside.hpp"
 
 namespace crh::calls {
+namespace {
+
+// Digits, at least five, after an optional '+': what a telephone number looks like.
+bool number_like(std::string_view s) {
+  if (s.starts_with('+')) s.remove_prefix(1);
+  return s.size() >= 5 &&
+         std::all_of(s.begin(), s.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+}
+
+// Over SIP a caller dials the alias's number, read from the list's field
+// sip.number_field; an alias without it is dialled at its id (a target whose
+// ids are the numbers, calls/alias_numbers.hpp). Objects with neither leave
+// nothing to dial: said with the field that looks like the number.
+std::optional<std::string> nothing_to_dial(const core::Target& target, const boost::json::value& alias_list) {
+  const auto& names = target.dialect.fields;
+  const auto& field = target.dialect.sip.number_field;
+  std::string why;
+  const auto found = core::api::find_list(alias_list, names.aliases_list, why);
+  if (!found || found->items->empty()) return std::nullopt;
+  for (const auto& item : *found->items) {
+    if (!item.is_object() || item.get_object().contains(field)) return std::nullopt;
+    if (auto id = core::api::alias_id(names, item); id && number_like(*id)) return std::nullopt;
+  }
+  const auto& first = found->items->front();
+  std::string hint;
+  for (const auto& [k, v] : first.get_object())
+    if (v.is_string() && v.get_string().starts_with('+') && number_like(v.get_string())) {
+      hint = " (field \"" + core::from_target(std::string(k), 40) + "\" holds \"" +
+             core::from_target(std::string(v.get_string()), 40) + "\")";
+      break;
+    }
+  return "GET " + target.base.to_string() + core::api::aliases_path(target.channel) + ": no alias shows field \"" +
+         field +
+         "\" (profile sip.number_field) and no alias id looks like a telephone number, so a SIP caller has no number "
+         "to dial; the first alias has " +
+         core::api::fields_text(first) +
+         ": set sip.number_field in a profile (--profile) to the field holding the alias's number" + hint;
+}
+
+}  // namespace
+
+std::optional<std::string> cannot_place_calls(const core::Target& target, const boost::json::value& alias_list) {
+  if (target.calls.sip) return nothing_to_dial(target, alias_list);
+  if (!target.dialect.call_hook.enabled)
+    return "calls need the call hook (DESIGN.md §4), and the profile says the target has none (call_hook: null)";
+  return std::nullopt;
+}
+
+std::string first_call_hint(const core::Target& target) {
+  if (target.calls.sip)
+    return "The race over SIP needs --sip-target to take calls to the alias's number (profile sip.number_field, "
+           "sip.uri)";
+  return "The race needs the hook of DESIGN.md §4 (README: the call hook); a target whose hook differs says so with "
+         "call_hook.method, .path and .parameter in a profile (--profile)";
+}
 
 std::unique_ptr<CallDriver> make_call_driver(const core::Target& target,
                                              const core::ExpectedStatuses& statuses, core::ClientConfig client,

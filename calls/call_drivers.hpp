@@ -4,6 +4,10 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/json/value.hpp>
 
 #include "calls/call_driver.hpp"
 #include "core/http_client.hpp"
@@ -17,6 +21,14 @@ namespace crh::calls {
 // its refusals the profile's statuses.sip_refused; an alias's number comes
 // from the aliases list (calls/alias_numbers.hpp). Throws std::runtime_error
 // when the SIP driver cannot open its socket.
+// Why this target's calls cannot be placed, read before a load places any:
+// the profile says it has no call hook, or (SIP) no alias of the channel's
+// list (`alias_list`, the body its GET answered) shows a number to dial.
+// Nothing when they can.
+std::optional<std::string> cannot_place_calls(const core::Target& target, const boost::json::value& alias_list);
+// What to set up when the first caller of a freshly tagged alias did not connect.
+std::string first_call_hint(const core::Target& target);
+
 std::unique_ptr<CallDriver> make_call_driver(const core::Target& target,
                                              const core::ExpectedStatuses& statuses, core::ClientConfig client,
                                              std::function<void(const core::Exchange&)> observe = {},

@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/outside.hpp"
 #include "core/target.hpp"
 
 namespace crh::core {
@@ -113,6 +114,15 @@ std::optional<FoundList> find_list(const json::value& body, std::string_view pre
   why = count == 0 ? "expected an array, or an object with an array field; the object has no array field"
                    : "the object has several array fields (" + names + "); name one in the profile";
   return std::nullopt;
+}
+
+std::string fields_text(const json::value& item) {
+  if (!item.is_object())
+    return std::string("not an object but ") + (item.is_string() ? "a string" : "a scalar or array");
+  std::string names;
+  for (const auto& [k, v] : item.get_object())
+    names += (names.empty() ? "\"" : ", \"") + from_target(std::string(k), 40) + "\"";
+  return names.empty() ? "no fields" : "fields " + names;
 }
 
 std::optional<std::string> item_id(const json::value& item, std::span<const std::string> fields) {

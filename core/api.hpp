@@ -132,6 +132,11 @@ std::optional<FoundList> find_list(const boost::json::value& body, std::string_v
 // object, the first of `fields` holding a non-empty string or an integer.
 std::optional<std::string> item_id(const boost::json::value& item, std::span<const std::string> fields);
 
+// What an item holds, for a message that says what was found: "fields
+// "id", "name"" (names made printable, 40 characters at most), "no fields",
+// or what it is instead of an object.
+std::string fields_text(const boost::json::value& item);
+
 // Ids read under the dialect's id fields.
 std::optional<std::string> agent_id(const FieldNames& names, const boost::json::value& item);
 std::optional<std::string> alias_id(const FieldNames& names, const boost::json::value& item);

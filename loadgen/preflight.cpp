@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
-#include <cctype>
 
 #include "calls/call_drivers.hpp"
 
@@ -64,14 +63,6 @@ const core::Exchange& checked_ok(const LoadConfig& c, const core::Exchange& x, c
   return x;
 }
 
-// The field names of an object, for a message that says what was found.
-std::string fields_of(const json::value& v) {
-  if (!v.is_object()) return std::string("not an object but ") + (v.is_string() ? "a string" : "a scalar or array");
-  std::vector<std::string> names;
-  for (const auto& [k, x] : v.get_object()) names.emplace_back(core::from_target(std::string(k), 40));
-  return names.empty() ? "no fields" : "fields " + joined(names);
-}
-
 // What the list reading looks for, in the profile's terms.
 std::string list_sought(const core::FieldNames& names) {
   return "the channel's aliases as a JSON array, the field \"" + names.aliases_list +
@@ -79,40 +70,7 @@ std::string list_sought(const core::FieldNames& names) {
          joined(names.alias_id) + " (profile id_fields.alias)";
 }
 
-// Digits, at least five, after an optional '+': what a telephone number looks like.
-bool number_like(std::string_view s) {
-  if (s.starts_with('+')) s.remove_prefix(1);
-  return s.size() >= 5 && std::all_of(s.begin(), s.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
-}
-
 }  // namespace
-
-// Over SIP a caller dials the alias's number, read from the list's field
-// sip.number_field; an alias without it is dialled at its id (a target whose
-// ids are the numbers). Objects with neither leave nothing to dial: said
-// before racing, with the field that looks like the number.
-void require_sip_numbers(const LoadConfig& c, const json::value& body) {
-  const auto& names = c.target.dialect.fields;
-  const auto& field = c.target.dialect.sip.number_field;
-  const auto* list = items_of(body, names.aliases_list);
-  if (!list || list->empty()) return;
-  for (const auto& item : *list) {
-    if (!item.is_object() || item.get_object().contains(field)) return;
-    if (auto id = core::api::alias_id(names, item); id && number_like(*id)) return;
-  }
-  std::string hint;
-  for (const auto& [k, v] : list->front().get_object())
-    if (v.is_string() && v.get_string().starts_with('+') && number_like(v.get_string())) {
-      hint = " (field \"" + core::from_target(std::string(k), 40) + "\" holds \"" +
-             core::from_target(std::string(v.get_string()), 40) + "\")";
-      break;
-    }
-  throw SetupError("GET " + c.target.base.to_string() + core::api::aliases_path(c.target.channel) +
-                   ": no alias shows field \"" + field +
-                   "\" (profile sip.number_field) and no alias id looks like a telephone number, so a SIP caller has "
-                   "no number to dial; the first alias has " + fields_of(list->front()) +
-                   ": set sip.number_field in a profile (--profile) to the field holding the alias's number" + hint);
-}
 
 core::Exchange expect_ok(core::HttpClient& client, const LoadConfig& c, core::HttpRequest r, const std::string& what) {
   const std::string request = shown(c, r);
@@ -157,7 +115,7 @@ json::value discover_aliases(core::HttpClient& client, const LoadConfig& c, Disc
     throw SetupError(what + ": " + sent + " answered " + answer_text(aliases) + "; found " +
                      std::to_string(found->items->size()) + " item(s) in " + found->where +
                      " but no alias id: looked under " + joined(names.alias_id) +
-                     " (profile id_fields.alias), the first item has " + fields_of(found->items->front()) +
+                     " (profile id_fields.alias), the first item has " + core::api::fields_text(found->items->front()) +
                      "; set id_fields.alias in a profile (--profile) to the field holding the id");
   return body;
 }
@@ -183,7 +141,7 @@ json::value probe_tag(core::HttpClient& client, const LoadConfig& c,
   auto alias = core::api::tagged_alias_id(names, body);
   if (!alias)
     throw SetupError("tagging an alias: " + sent + " answered " + answer_text(tag) + "; looked for " + sought +
-                     ", found " + fields_of(body) + fix);
+                     ", found " + core::api::fields_text(body) + fix);
   try {
     if (call) call(*alias);
   } catch (...) {
@@ -194,36 +152,16 @@ json::value probe_tag(core::HttpClient& client, const LoadConfig& c,
   return body;
 }
 
-json::value probe_sip_call(core::HttpClient& client, const LoadConfig& c, const json::value& aliases) {
-  require_sip_numbers(c, aliases);
+json::value probe_call(core::HttpClient& client, const LoadConfig& c, const json::value& aliases) {
+  if (auto why = calls::cannot_place_calls(c.target, aliases)) throw SetupError(*why);
   auto driver = calls::make_call_driver(c.target, c.statuses, {.timeout = c.timeout});
   return probe_tag(client, c, [&](const std::string& alias) {
     const auto r = driver->place(alias, "+15559999999");
-    if (r.outcome != core::CallOutcome::connected)
-      throw SetupError("the first SIP caller of a freshly tagged alias (" + alias + ") did not connect: " + r.evidence +
-                       ". The race over SIP needs --sip-target to take calls to the alias's number (profile "
-                       "sip.number_field, sip.uri)");
+    if (r.outcome == core::CallOutcome::connected) return;
+    const std::string got = r.exchange ? shown(c, r.exchange->request) + " got " + answer_text(*r.exchange) : r.evidence;
+    throw SetupError("the first caller of a freshly tagged alias (" + alias + ") did not connect: " + got + ". " +
+                     calls::first_call_hint(c.target));
   });
-}
-
-json::value probe_call_hook(core::HttpClient& client, const LoadConfig& c) {
-  const auto& hook = c.target.dialect.call_hook;
-  if (!hook.enabled)
-    throw SetupError("the race needs the call hook (DESIGN.md §4), and the profile says the target has none");
-  std::optional<core::Exchange> placed;
-  std::string sent;
-  json::value body = probe_tag(client, c, [&](const std::string& alias) {
-    auto request = op(c, Operation::call, {.id = alias, .caller = "+15559999999"});
-    sent = shown(c, request);
-    placed = client.send(std::move(request));
-  });
-  const core::Exchange& call = *placed;
-  if (!call.response || call.response->status != 200)
-    throw SetupError("the call hook did not connect the first caller of a freshly tagged alias: " + sent + " got " +
-                     answer_text(call) +
-                     ". The race needs the hook of DESIGN.md §4 (README: the call hook); a target whose hook differs "
-                     "says so with call_hook.method, .path and .parameter in a profile (--profile)");
-  return body;
 }
 
 bool places_calls(const LoadConfig& c) {

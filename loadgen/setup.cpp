@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "calls/call_drivers.hpp"
 #include "core/api.hpp"
 #include "core/http_client.hpp"
 #include "core/leave_as_found.hpp"
@@ -218,10 +219,11 @@ Discovery discover(const LoadConfig& c, FoundState& found) {
     d.agent_states = found.agent_states;
   }
   std::optional<json::value> tag_answer;
-  if (c.scenario == Scenario::race)
-    tag_answer = c.target.calls.sip ? probe_sip_call(client, c, aliases) : probe_call_hook(client, c);
+  if (c.scenario == Scenario::race) tag_answer = probe_call(client, c, aliases);
   else if (tags) tag_answer = probe_tag(client, c);  // a tag answer the mix cannot read is said now
-  if (c.scenario == Scenario::mixed && c.target.calls.sip && places_calls(c)) require_sip_numbers(c, aliases);
+  if (c.scenario == Scenario::mixed && places_calls(c))
+    if (auto why = calls::cannot_place_calls(c.target, aliases))
+      throw SetupError(*why + "; or leave call out of --mix");
   // Where the list shows no tag under the profile's name, the field in which
   // the tag answer showed the name just sent is where this target keeps it.
   if (tag_answer && !shows_field(names, aliases))

@@ -42,14 +42,9 @@ boost::json::value discover_aliases(core::HttpClient& client, const LoadConfig& 
 // set, places a call on the tagged alias in between (the race's probe).
 boost::json::value probe_tag(core::HttpClient& client, const LoadConfig& c,
                              const std::function<void(const std::string& alias)>& call = {});
-// One call through the HTTP hook on a freshly tagged alias: the tag answer.
-boost::json::value probe_call_hook(core::HttpClient& client, const LoadConfig& c);
-// One SIP call on a freshly tagged alias, after checking that the list gives
-// a number to dial: the tag answer.
-boost::json::value probe_sip_call(core::HttpClient& client, const LoadConfig& c, const boost::json::value& aliases);
-// Over SIP: SetupError when the alias list gives no number to dial (no
-// sip.number_field, ids that are no telephone numbers).
-void require_sip_numbers(const LoadConfig& c, const boost::json::value& aliases);
+// One call through the target's call driver on a freshly tagged alias, after
+// asking calls/ whether the target can place calls at all: the tag answer.
+boost::json::value probe_call(core::HttpClient& client, const LoadConfig& c, const boost::json::value& aliases);
 // Whether the load places calls: the race, or a mix with calls.
 bool places_calls(const LoadConfig& c);
 

@@ -7,7 +7,7 @@
 # rate limit in front of a broken service still fails; the key is in no output.
 # Before this (e0b3410's parent) such a service failed checks and exploration
 # and the load could not start.
-# Usage: throttle_cli_test.sh CRH. Loopback only; about 20 s.
+# Usage: throttle_cli_test.sh CRH. Loopback only; about 6 s (40 s under ASan).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -23,9 +23,9 @@ throttled=$(grep -o 'HTTP 429' "$work/a.json" | wc -l)
 echo "  429 answers in the evidence: $throttled"
 [ "$throttled" -gt 10 ] || fail "expected the run to meet the rate limit (429s in its evidence), found $throttled"
 
-step "b. exploration over 3 seeds: the model takes a 429 as 'not now', never as a divergence"
-for seed in 11 12 13; do
-  bounded 60 contract --base-url "$url" --suite explore --explore 3000 --seed "$seed" --json "$work/b$seed.json"
+step "b. exploration over 2 seeds: the model takes a 429 as 'not now', never as a divergence"
+for seed in 11 12; do
+  bounded 60 contract --base-url "$url" --suite explore --explore 2000 --seed "$seed" --json "$work/b$seed.json"
   expect_exit 0 "crh contract --suite explore --seed $seed"
   grep -q 'answered HTTP 429 (not now' "$work/b$seed.json" ||
     fail "seed $seed: expected the exploration's note to count the 429 answers: $(grep -o '"message":"[^"]*operations[^"]*"' "$work/b$seed.json" | head -n 1)"

@@ -1,0 +1,55 @@
+// What a load asks calls/ before placing any call: whether this target can
+// place calls at all (a hook in the profile; over SIP, a number to dial in the
+// alias list), and what to set when a first call did not connect.
+#include "calls/call_drivers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+namespace crh::calls {
+namespace {
+
+core::Target http_target() {
+  core::Target t;
+  std::string why;
+  t.base = *core::parse_base_url("http://127.0.0.1:9", why);
+  t.channel = "1";
+  return t;
+}
+
+core::Target sip_target() {
+  core::Target t = http_target();
+  t.calls.sip = true;
+  return t;
+}
+
+TEST(CannotPlaceCalls, AHookInTheProfileIsEnoughOverHttp) {
+  const auto list = boost::json::parse(R"({"aliases":[{"id":"a"}]})");
+  EXPECT_FALSE(cannot_place_calls(http_target(), list));
+  auto no_hook = http_target();
+  no_hook.dialect.call_hook.enabled = false;
+  const auto why = cannot_place_calls(no_hook, list);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("call_hook: null"), std::string::npos) << *why;
+}
+
+TEST(CannotPlaceCalls, OverSipAnAliasNeedsANumberToDial) {
+  EXPECT_FALSE(cannot_place_calls(sip_target(), boost::json::parse(R"({"aliases":[{"id":"1","number":"+15550101"}]})")));
+  EXPECT_FALSE(cannot_place_calls(sip_target(), boost::json::parse(R"(["+15550101","+15550102"])")))
+      << "ids that are numbers are dialled as they are";
+  const auto why = cannot_place_calls(
+      sip_target(), boost::json::parse(R"({"aliases":[{"id":"a","e164":"+14420001"},{"id":"b","e164":"+14420002"}]})"));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("no alias shows field \"number\" (profile sip.number_field)"), std::string::npos) << *why;
+  EXPECT_NE(why->find("field \"e164\" holds \"+14420001\""), std::string::npos) << *why;
+  EXPECT_NE(why->find("GET http://127.0.0.1:9/channels/1/alias-numbers"), std::string::npos) << *why;
+}
+
+TEST(FirstCallHint, NamesWhatToSetForTheTargetsDriver) {
+  EXPECT_NE(first_call_hint(http_target()).find("call_hook.method"), std::string::npos);
+  EXPECT_NE(first_call_hint(sip_target()).find("--sip-target"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace crh::calls
