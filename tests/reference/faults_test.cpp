@@ -284,9 +284,16 @@ const std::vector<FaultScenario>& scenarios() {
        }},
       {Fault::slow_tag,
        [](ServerFixture& f) {
-         auto t0 = std::chrono::steady_clock::now();
-         bool ok = !tag_alias(probe(f)).empty();
-         return ok && std::chrono::steady_clock::now() - t0 >= 20ms;
+         // The fastest of three tags: the fault's timer makes each one late,
+         // while a busy machine (ThreadSanitizer in CI, ci23) can hold one
+         // healthy tag past 20 ms, hardly three in a row.
+         auto fastest = std::chrono::steady_clock::duration::max();
+         for (int i = 0; i < 3; ++i) {
+           const auto t0 = std::chrono::steady_clock::now();
+           if (tag_alias(probe(f)).empty()) return false;
+           fastest = std::min(fastest, std::chrono::steady_clock::now() - t0);
+         }
+         return fastest >= 20ms;
        }},
   };
   return all;
