@@ -116,9 +116,14 @@ struct ChannelFacts {
   Known exists = Known::unknown;
   bool aliases_complete = false;  // `aliases` are all the channel has
   std::vector<AliasFacts> aliases;
+  // The uses that may have gone to an alias not among `aliases` (a tag whose
+  // pick is unknown while the list was incomplete): an alias found later may
+  // have been last used at any of them, not only before the model began.
+  std::vector<std::int64_t> unseen_uses;
 
   const AliasFacts* find(std::string_view id) const;
   AliasFacts* find(std::string_view id);
+  AliasFacts& add(std::string id);  // an alias found: nothing known of it but its possible last uses
 };
 
 // What no other client touches on a live target: only these are predicted

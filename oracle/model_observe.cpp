@@ -117,9 +117,7 @@ struct Observer {
   AliasFacts* alias(ChannelFacts& ch, const std::string& id) {
     if (auto* f = ch.find(id)) return f;
     if (ch.aliases_complete) return nullptr;
-    ch.aliases.push_back(AliasFacts{});
-    ch.aliases.back().id = id;
-    return &ch.aliases.back();
+    return &ch.add(id);
   }
 
   void list_aliases(ChannelFacts& ch) {
@@ -138,6 +136,7 @@ struct Observer {
       if (!id) continue;
       AliasFacts f;
       if (const auto* known = ch.find(*id)) f = *known;
+      else f.last_use.insert(f.last_use.end(), ch.unseen_uses.begin(), ch.unseen_uses.end());
       f.id = *id;
       learn_listed(f, item);
       listed.push_back(std::move(f));
@@ -177,6 +176,7 @@ struct Observer {
   // Every alias a tag whose pick is unknown may have taken.
   void tag_unknown_pick(ChannelFacts& ch) {
     const auto seq = ++m.uses;
+    if (!ch.aliases_complete) ch.unseen_uses.push_back(seq);
     for (auto& al : ch.aliases)
       if (live_at(al, op.at_ms, m.clock) != Live::yes) {
         al.tag_state = TagState::unknown;
@@ -196,12 +196,8 @@ struct Observer {
     ch.exists = Known::yes;
     auto picked = body ? api::tagged_alias_id(names, *body) : std::nullopt;
     if (!picked) return tag_unknown_pick(ch);
-    AliasFacts* x = alias(ch, *picked);
-    if (!x) {  // an alias the complete list lacks: the target holds one more
-      ch.aliases.push_back(AliasFacts{});
-      ch.aliases.back().id = *picked;
-      x = &ch.aliases.back();
-    }
+    AliasFacts* x = ch.find(*picked);
+    if (!x) x = &ch.add(*picked);  // not yet seen, or one more than the complete list held
     // The pick was older than every certainly free alias: their last uses
     // before its oldest possible one are ruled out.
     const auto lo_x = *std::min_element(x->last_use.begin(), x->last_use.end());
@@ -238,7 +234,10 @@ struct Observer {
 
   void call(ChannelFacts& ch) {
     if (!profile.dialect.call_hook.enabled) return;
-    AliasFacts* f = ch.find(op.id);
+    // A call that may have been a use is kept even on an alias not yet seen:
+    // a list that shows it later must not date its last use before the model.
+    const bool maybe_used = ok || unanswered || refused_as(st.call_refused);
+    AliasFacts* f = maybe_used ? alias(ch, op.id) : ch.find(op.id);
     if (!f) return;
     const auto live = live_at(*f, op.at_ms, m.clock);
     const bool refused_before = std::find(f->not_bound.begin(), f->not_bound.end(), op.caller) != f->not_bound.end();

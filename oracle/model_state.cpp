@@ -107,6 +107,13 @@ AliasFacts* ChannelFacts::find(std::string_view id) {
   return nullptr;
 }
 
+AliasFacts& ChannelFacts::add(std::string id) {
+  AliasFacts& a = aliases.emplace_back();
+  a.id = std::move(id);
+  a.last_use.insert(a.last_use.end(), unseen_uses.begin(), unseen_uses.end());
+  return a;
+}
+
 Model Model::known(const Start& start, ModelClock clock) {
   Model m;
   m.clock = clock;

@@ -487,6 +487,36 @@ TEST(ModelUnknownStart, TheAliasListTeachesTagsAndBindingsAndOwnUsesFixTheOrder)
   EXPECT_EQ(s.picks("1"), V{"2"});
 }
 
+// Uses made before the list is read (its GET was throttled, say) still date
+// the aliases it then shows: a call to an alias not yet seen is a use, and a
+// tag whose pick is unknown may have used any alias not yet seen. (Found by
+// exploration behind `crh serve --throttle-every 4`: it failed R2 on a
+// correct service that took alias 1, used before alias 2's unseen call.)
+TEST(ModelUnknownStart, UsesBeforeTheListIsReadDateTheAliasesItShows) {
+  auto s = live();
+  s.fine(ops::tag("1", "t", 5), ok(alias("1", "t")));
+  s.fine(ops::untag("1", "1"), ok(alias("1")));
+  s.fine(ops::call("1", "2", "+1"), ok(kConnected));  // alias 2: not yet seen
+  s.fine(ops::list_aliases("1"), ok(aliases({alias("1"), alias("2"), alias("3")})));
+  EXPECT_EQ(s.picks("1"), V{"3"});  // 3 never used by the model: older than both
+  s.fine(ops::tag("1", "t", 5), ok(alias("3", "t")));
+  s.fine(ops::untag("1", "3"), ok(alias("3")));
+  EXPECT_EQ(s.picks("1"), V{"1"});  // 1 (use #1) before 2 (its call, #2)
+  auto d = s.judge(ops::tag("1", "t", 5), ok(alias("2", "t")));
+  EXPECT_TRUE(has(d, Severity::must, "R2")) << texts(d);
+
+  auto u = live();
+  u.fine(ops::call("1", "1", "+1"), ok(kConnected));                 // #1
+  EXPECT_TRUE(u.send(ops::tag("1", "t", 5), ObservedAnswer::none()).empty());  // #2: 1, or an alias not seen
+  u.fine(ops::list_aliases("1"), ok(aliases({alias("1"), alias("2")})));
+  EXPECT_EQ(u.picks("1"), (V{"1", "2"}));  // 2 may have been used at #2, after 1's call
+  // A call that cannot have been a use (the alias is not there) adds nothing.
+  auto w = live();
+  w.fine(ops::call("1", "9", "+1"), refused(404));
+  w.fine(ops::list_aliases("1"), ok(aliases({alias("1")})));
+  EXPECT_EQ(w.picks("1"), V{"1"});
+}
+
 TEST(ModelUnknownStart, AChannelNotTheRunsIsReadButNeverPredicted) {
   auto s = live();
   s.fine(ops::list_aliases("2"), ok(aliases({alias("1"), alias("2")})));
