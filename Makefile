@@ -55,7 +55,13 @@ test: build-all
 # opening the pages (Chromium, not crh, is what runs).
 ASAN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -g1 -DNDEBUG" -DCRH_UNITY_TESTS=ON
 TSAN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
-SANITIZE_EXCLUDE = ^(cli[.]zoo_slice|bench[.]gate_false_alarms_bounded|PercentileIntervalCoverage[.].*|Explore[.]TheHealthyReferenceNeverDivergesOverManySeeds|TagLedger[.](ACorrectTargetNeverMakesAViolationWhateverTheInterleaving|TagsTheTargetRunsAfterTheLoadGaveUpOnThemMakeNoViolation|ATargetThatNeverTagsAnAliasAgainIsCaughtEveryTime)|cli[.]explore|reports[.]browser)$$
+SANITIZE_EXCLUDE = ^(cli[.]zoo_slice|bench[.]gate_false_alarms_bounded|PercentileIntervalCoverage[.].*|Explore[.]TheHealthyReferenceNeverDivergesOverManySeeds|TagLedger[.](ACorrectTargetNeverMakesAViolationWhateverTheInterleaving|TagsTheTargetRunsAfterTheLoadGaveUpOnThemMakeNoViolation|ATargetThatNeverTagsAnAliasAgainIsCaughtEveryTime)|cli[.]explore|reports[.]browser|(house|build|deploy)[.].*)$$
+# TSan looks for data races: besides every unit test, it runs the command-line
+# tests where crh's threads meet (loads, shards, capture, SIP, signals, hostile
+# peers). The one-client-at-a-time runs (contract verdicts, dialects, goldens,
+# rate limits, reports, pcap reading, the SIP peers' interop) run under ASan
+# and in make test; their shared code runs under TSan in the unit tests.
+TSAN_EXCLUDE = ^(cli[.](contract|verdicts|dialect|golden|throttle|run|nights|pcap|demo_script)|sip[.](capture|sipp_uac|kamailio_proxy|loss))$$
 sanitize: sanitize-address sanitize-thread
 
 # Each of these is also two targets, -build and -tests (and fuzz-build,
@@ -78,7 +84,7 @@ sanitize-thread-build: deps
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 
 sanitize-thread-tests:
-	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -E '$(SANITIZE_EXCLUDE)'
+	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -E '$(SANITIZE_EXCLUDE)|$(TSAN_EXCLUDE)'
 
 # libFuzzer targets (clang) for the HTTP/1 readers of core/http1 and the
 # reference service's request handling, each run FUZZ_SECONDS on its seeds.

@@ -173,16 +173,9 @@ bool CheckContext::not_now(const core::Exchange& e) const {
 
 // A "not now" took no effect (oracle::throttled), so the same request may go
 // again once the wait the target asked for has passed (core::not_now_wait),
-// up to 3 times.
+// up to core::kNotNowRetries times.
 bool CheckContext::wait_out_not_now(int again, std::string_view retry_after) {
-  constexpr int kAgain = 3;
-  if (again >= kAgain) return false;
-  const auto until = std::chrono::steady_clock::now() + core::not_now_wait(again, retry_after);
-  for (auto now = std::chrono::steady_clock::now(); now < until; now = std::chrono::steady_clock::now()) {
-    if (run_.stop && run_.stop->load()) return false;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(20), until - now));
-  }
-  return true;
+  return core::wait_out_not_now(again, core::kNotNowRetries, retry_after, run_.stop);
 }
 
 void CheckContext::note_tag_effect(const core::Exchange& e) {

@@ -354,19 +354,26 @@ std::chrono::milliseconds not_now_wait(int again, std::string_view retry_after) 
   return std::chrono::milliseconds(100 << std::min(again, 4));
 }
 
+bool wait_out_not_now(int again, int retries, std::string_view retry_after, const std::atomic<bool>* cancel) {
+  if (again >= retries) return false;
+  const auto until = std::chrono::steady_clock::now() + not_now_wait(again, retry_after);
+  for (auto now = std::chrono::steady_clock::now(); now < until; now = std::chrono::steady_clock::now()) {
+    if (cancel && cancel->load()) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(20), until - now));
+  }
+  return true;
+}
+
 Exchange HttpClient::send(HttpRequest request) {
-  const int retries = impl_->config.not_now_retries;
+  const auto& c = impl_->config;
   for (int again = 0;; ++again) {
-    impl_->start(request, 0);
+    // The request is kept for another try only while one may follow.
+    impl_->start(again < c.not_now_retries ? request : std::move(request), 0);
     impl_->release();
     Exchange e = impl_->answer();
-    if (again >= retries || !e.answered() || e.response->status != 429) return e;
-    const auto until = std::chrono::steady_clock::now() + not_now_wait(again, e.response->header("Retry-After"));
-    for (auto now = std::chrono::steady_clock::now(); now < until; now = std::chrono::steady_clock::now()) {
-      if (impl_->config.cancel && impl_->config.cancel->load()) return e;
-      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(20),
-                                                                                until - now));
-    }
+    if (!e.answered() || e.response->status != 429 ||
+        !wait_out_not_now(again, c.not_now_retries, e.response->header("Retry-After"), c.cancel))
+      return e;
   }
 }
 

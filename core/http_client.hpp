@@ -31,10 +31,19 @@ struct ClientConfig {
   int not_now_retries = 0;
 };
 
+// How many times a request answered 429 ("not now") is sent again, by the
+// client (ClientConfig::not_now_retries) or by a check keeping each answer.
+inline constexpr int kNotNowRetries = 3;
+
 // The wait before sending a request answered 429 again for the again+1-th
 // time: what `retry_after` (a Retry-After header in seconds) asks, at most
 // 2 s, else 100 ms doubling.
 std::chrono::milliseconds not_now_wait(int again, std::string_view retry_after);
+
+// Sleeps not_now_wait(again, retry_after) in steps of 20 ms. False, at once,
+// when `again` has reached `retries` or when `cancel` (may be null) became
+// true: then the request is not sent again.
+bool wait_out_not_now(int again, int retries, std::string_view retry_after, const std::atomic<bool>* cancel);
 
 class HttpClient {
  public:
