@@ -50,6 +50,8 @@ std::pair<std::int64_t, std::int64_t> certain_window(const Round& round) {
 struct Checker::Judged {
   const Round& round;
   std::int64_t begin, end;
+  std::vector<const Op*> effects;       // the calls inside the window that may have bound: by completion
+  std::vector<AliasFacts> lock_after;   // [k]: the lock after the first k of them, from a free one
   std::vector<Violation> found;
 
   bool inside(const Op& op) const { return op.invoke_ns >= begin && op.complete_ns <= end; }
@@ -62,17 +64,51 @@ std::vector<Violation> Checker::add(const Round& round) {
   ++rounds_;
   if (round.tag.outcome != Outcome::ok) return {};
   const auto [begin, end] = certain_window(round);
-  Judged j{round, begin, end, {}};
+  Judged j{round, begin, end, {}, {}, {}};
+  for (const auto& o : round.calls)
+    if (j.inside(o) && o.outcome != Outcome::fail) j.effects.push_back(&o);
+  std::sort(j.effects.begin(), j.effects.end(), [](const Op* a, const Op* b) { return a->complete_ns < b->complete_ns; });
+  AliasFacts lock;
+  lock.bound = Bound::nobody;
+  j.lock_after.reserve(j.effects.size() + 1);
+  j.lock_after.push_back(lock);
+  for (const auto* o : j.effects) {
+    lock_after_call(lock, o->caller, o->outcome == Outcome::ok ? CallAnswer::connected : CallAnswer::unknown);
+    j.lock_after.push_back(lock);
+  }
   check_winners(j);
   check_refusals(j);
   check_tagged_twice(j);
   return std::move(j.found);
 }
 
-// At most one caller connects per epoch, and none after another was bound.
+// The caller lock when `c` took effect, as far as the times make it certain:
+// free when the epoch began (c was sent after the tag's answer), then the
+// calls that certainly came between in the order they ended (a prefix of
+// `effects`, folded once in add()), then, as calls without an answer, those
+// that may have (answered before c ended, after the tag was sent: one handled
+// after the tag took effect binds in this epoch). Refusals and 429s are left
+// out: only an effect can make a refusal right. The lock itself is the
+// model's (lock_after_call, lock_answer).
+AliasFacts Checker::lock_before(const Judged& j, const Op& c) {
+  const auto certain = static_cast<std::size_t>(
+      std::partition_point(j.effects.begin(), j.effects.end(), [&](const Op* o) { return o->complete_ns < c.invoke_ns; }) -
+      j.effects.begin());
+  AliasFacts lock = j.lock_after[certain];
+  for (const auto& o : j.round.calls) {
+    if (&o == &c || o.outcome == Outcome::fail || (j.inside(o) && o.complete_ns < c.invoke_ns)) continue;
+    if (o.invoke_ns < c.complete_ns && o.complete_ns > j.round.tag.invoke_ns)
+      lock_after_call(lock, o.caller, CallAnswer::unknown);
+  }
+  return lock;
+}
+
+// At most one caller connects per epoch, and none after another was bound:
+// each caller's first connection is judged against the lock before it, and
+// two that overlap against each other (whichever came second met the other's
+// caller bound).
 void Checker::check_winners(Judged& j) {
   const Round& round = j.round;
-  // Winners: the earliest certain connection of each caller.
   std::vector<const Op*> first_ok;
   for (const auto& c : round.calls) {
     if (!j.inside(c) || c.outcome != Outcome::ok) continue;
@@ -83,14 +119,21 @@ void Checker::check_winners(Judged& j) {
   std::sort(first_ok.begin(), first_ok.end(), [](const Op* a, const Op* b) { return a->complete_ns < b->complete_ns; });
   if (first_ok.size() < 2) return;
   const Op& a = *first_ok[0];
+  const auto bound_to = [](const std::string& caller) {
+    AliasFacts lock;
+    lock.bound = Bound::caller;
+    lock.caller = caller;
+    return lock;
+  };
   for (std::size_t i = 1; i < first_ok.size(); ++i) {
     const Op& b = *first_ok[i];
-    if (b.invoke_ns > a.complete_ns)
+    if (lock_answer(lock_before(j, b), b.caller) == LockAnswer::refuses)
       j.violation(ViolationKind::connected_after_bound,
                   "alias " + round.tag.alias + ": " + b.caller + " connected although " + a.caller +
                       " had connected before it called (" + describe(a) + "; " + describe(b) + ")",
                   {a, b});
-    else
+    else if (lock_answer(bound_to(a.caller), b.caller) == LockAnswer::refuses &&
+             lock_answer(bound_to(b.caller), a.caller) == LockAnswer::refuses)
       j.violation(ViolationKind::two_winners,
                   "alias " + round.tag.alias + ": " + a.caller + " and " + b.caller +
                       " both connected in one tag epoch; only the first caller may be bound (" + describe(a) + "; " +
@@ -99,36 +142,29 @@ void Checker::check_winners(Judged& j) {
   }
 }
 
-// A refusal is right only for a caller other than the bound one, once some
-// caller may have been bound.
+// A refusal is wrong where the lock before it lets its caller through: held
+// by that caller (it had connected before), or free.
 void Checker::check_refusals(Judged& j) {
   const Round& round = j.round;
   for (const auto& r : round.calls) {
     if (!j.inside(r) || !is_refusal(r)) continue;
-    // The bound caller refused: it had connected before this call started.
-    auto bound = std::find_if(round.calls.begin(), round.calls.end(), [&](const Op& o) {
+    const AliasFacts lock = lock_before(j, r);
+    if (lock_answer(lock, r.caller) != LockAnswer::lets_through) continue;
+    // Held by r's caller: only its own connection, certainly before r, binds it here.
+    const auto bound = std::find_if(round.calls.begin(), round.calls.end(), [&](const Op& o) {
       return j.inside(o) && o.outcome == Outcome::ok && o.caller == r.caller && o.complete_ns < r.invoke_ns;
     });
-    if (bound != round.calls.end()) {
+    if (lock.bound == Bound::caller && bound != round.calls.end()) {
       j.violation(ViolationKind::bound_caller_rejected,
                   "alias " + round.tag.alias + ": " + r.caller + " was bound (" + describe(*bound) +
                       ") and then refused (" + describe(r) + ")",
                   {*bound, r});
       continue;
     }
-    // Refused while free: no other caller's call that may have bound (ok or
-    // unknown) started before the refusal ended and ended after the tag was
-    // sent: a call answered while the tag was on its way may have been handled
-    // after the tag took effect, and bound its caller in this epoch.
-    bool someone_may_be_bound = std::any_of(round.calls.begin(), round.calls.end(), [&](const Op& o) {
-      return &o != &r && o.caller != r.caller && o.outcome != Outcome::fail && o.invoke_ns < r.complete_ns &&
-             o.complete_ns > round.tag.invoke_ns;
-    });
-    if (!someone_may_be_bound)
-      j.violation(ViolationKind::rejected_while_free,
-                  "alias " + round.tag.alias + ": " + r.caller +
-                      " was refused although no other caller could have been bound yet (" + describe(r) + ")",
-                  {round.tag, r});
+    j.violation(ViolationKind::rejected_while_free,
+                "alias " + round.tag.alias + ": " + r.caller +
+                    " was refused although no other caller could have been bound yet (" + describe(r) + ")",
+                {round.tag, r});
   }
 }
 

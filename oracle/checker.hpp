@@ -2,6 +2,8 @@
 // tag epoch and reports each broken first-caller-wins rule with the
 // operations that prove it. It only judges what the times make certain: an
 // operation that may or may not have taken effect never makes a violation.
+// The rule is the model's (model.hpp: lock_answer, lock_after_call); this
+// reads a concurrent round into the lock each call met.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "oracle/history.hpp"
+#include "oracle/model.hpp"
 
 namespace crh::oracle {
 
@@ -75,6 +78,7 @@ class Checker {
     std::int64_t certain_begin, certain_end;  // when the tag certainly held
   };
   struct Judged;
+  static AliasFacts lock_before(const Judged& j, const Op& c);
   static void check_winners(Judged& j);
   static void check_refusals(Judged& j);
   void check_tagged_twice(Judged& j);  // and keeps the round's epoch

@@ -187,6 +187,22 @@ struct Model {
 enum class Live : std::uint8_t { yes, no, maybe };
 Live live_at(const AliasFacts& alias, std::int64_t at_ms, const ModelClock& clock);
 
+// ---- the caller lock (B1, B3), read once ----
+
+// The model predicts and learns calls on a live tag through these two, and
+// the race's checker (checker.hpp) judges its rounds with them: one reading
+// of first-caller-wins.
+enum class LockAnswer : std::uint8_t {
+  lets_through,  // free, held by this caller, or (calls without an answer) one or the other
+  refuses,       // held by another caller, or this caller was refused before
+  open,          // not known
+};
+LockAnswer lock_answer(const AliasFacts& alias, std::string_view caller);
+
+enum class CallAnswer : std::uint8_t { connected, refused, unknown };  // unknown: no answer, or a 5xx
+// What a call on a live tag leaves its lock as.
+void lock_after_call(AliasFacts& alias, std::string_view caller, CallAnswer answer);
+
 // ---- predictions ----
 
 // What the status of an answer may be. A refusal is any status but 200

@@ -240,50 +240,19 @@ struct Observer {
     AliasFacts* f = maybe_used ? alias(ch, op.id) : ch.find(op.id);
     if (!f) return;
     const auto live = live_at(*f, op.at_ms, m.clock);
-    const bool refused_before = std::find(f->not_bound.begin(), f->not_bound.end(), op.caller) != f->not_bound.end();
-    const bool other_holds = (f->bound == Bound::caller && f->caller != op.caller) || refused_before;
     if (ok) {
       f->last_use = {++m.uses};
-      if (live == Live::no) return;            // a free alias binds nobody
-      if (live == Live::maybe && other_holds)  // only an ended tag lets another caller through
+      if (live == Live::no) return;  // a free alias binds nobody
+      // Only an ended tag lets another caller through.
+      if (live == Live::maybe && lock_answer(*f, op.caller) == LockAnswer::refuses)
         return free_alias(*f, f->tag_state == TagState::tagged && f->expires_ms ? TagEnd::expired : TagEnd::none);
-      f->not_bound.clear();
-      f->may_hold.clear();
-      if (live == Live::yes && other_holds) {  // the target let another caller through: who holds it now is unknown
-        f->bound = Bound::unknown;
-        return;
-      }
-      f->bound = Bound::caller;
-      f->caller = op.caller;
-      return;
+      return lock_after_call(*f, op.caller, CallAnswer::connected);
     }
-    if (refused_as(st.call_refused) || unanswered) f->last_use.push_back(++m.uses);  // a use, or not
-    if (refused_as(st.call_refused) && live != Live::no) {
-      if (f->bound == Bound::caller && f->caller != op.caller) return;
-      // Someone other than this caller holds the lock: when the unanswered
-      // calls left one other caller who may, it is that one.
-      std::erase(f->may_hold, op.caller);
-      if (f->bound == Bound::unknown && f->may_hold.size() == 1) {
-        f->bound = Bound::caller;
-        f->caller = f->may_hold.front();
-        f->not_bound.clear();
-        f->may_hold.clear();
-        return;
-      }
-      f->bound = Bound::someone;
-      f->caller.clear();
-      f->may_hold.clear();
-      if (!refused_before) f->not_bound.push_back(op.caller);
-    }
-    if (unanswered && live != Live::no) {
-      // The call may have bound its caller: if the lock was free, it is now
-      // free or this caller's; if only some callers might hold it, one more.
-      if (f->bound == Bound::nobody) f->may_hold = {op.caller};
-      else if (f->bound == Bound::unknown && !f->may_hold.empty() &&
-               std::find(f->may_hold.begin(), f->may_hold.end(), op.caller) == f->may_hold.end())
-        f->may_hold.push_back(op.caller);
-      if (f->bound == Bound::nobody || f->bound == Bound::unknown) f->bound = Bound::unknown;
-    }
+    const bool refused = refused_as(st.call_refused);
+    if (refused || unanswered) f->last_use.push_back(++m.uses);  // a use, or not
+    if (live == Live::no) return;
+    if (refused) lock_after_call(*f, op.caller, CallAnswer::refused);
+    else if (unanswered) lock_after_call(*f, op.caller, CallAnswer::unknown);
   }
 
   void forget_what_others_touch() {

@@ -282,13 +282,8 @@ struct Predictor {
   }
 
   void call_status(Expect& e, const AliasFacts& a, Live live, const std::string& alias) {
-    enum class Lock { lets_through, refuses, open } lock = Lock::open;
-    const bool refused_before = std::find(a.not_bound.begin(), a.not_bound.end(), op.caller) != a.not_bound.end();
-    // Free, held by this caller, or (unanswered calls) one or the other: either way it gets through.
-    const bool free_or_this_caller = a.bound == Bound::unknown && a.may_hold.size() == 1 && a.may_hold[0] == op.caller;
-    if (a.bound == Bound::nobody || (a.bound == Bound::caller && a.caller == op.caller) || free_or_this_caller)
-      lock = Lock::lets_through;
-    else if (a.bound == Bound::caller || refused_before) lock = Lock::refuses;
+    using Lock = LockAnswer;
+    const Lock lock = lock_answer(a, op.caller);
     const std::string_view through_rule = a.bound == Bound::nobody ? "B1" : "B3";
     const std::string holder = a.bound == Bound::caller ? a.caller : "another caller";
     switch (live) {

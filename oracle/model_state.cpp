@@ -107,6 +107,60 @@ AliasFacts* ChannelFacts::find(std::string_view id) {
   return nullptr;
 }
 
+LockAnswer lock_answer(const AliasFacts& a, std::string_view caller) {
+  const bool refused_before = std::find(a.not_bound.begin(), a.not_bound.end(), caller) != a.not_bound.end();
+  const bool free_or_this_caller = a.bound == Bound::unknown && a.may_hold.size() == 1 && a.may_hold[0] == caller;
+  if (a.bound == Bound::nobody || (a.bound == Bound::caller && a.caller == caller) || free_or_this_caller)
+    return LockAnswer::lets_through;
+  if (a.bound == Bound::caller || refused_before) return LockAnswer::refuses;
+  return LockAnswer::open;
+}
+
+void lock_after_call(AliasFacts& f, std::string_view caller, CallAnswer answer) {
+  const bool refused_before = std::find(f.not_bound.begin(), f.not_bound.end(), caller) != f.not_bound.end();
+  switch (answer) {
+    case CallAnswer::connected: {
+      const bool other_holds = lock_answer(f, caller) == LockAnswer::refuses;
+      f.not_bound.clear();
+      f.may_hold.clear();
+      if (other_holds) {  // the target let another caller through: who holds it now is unknown
+        f.bound = Bound::unknown;
+        return;
+      }
+      f.bound = Bound::caller;
+      f.caller = caller;
+      return;
+    }
+    case CallAnswer::refused: {
+      if (f.bound == Bound::caller && f.caller != caller) return;
+      // Someone other than this caller holds the lock: when the calls without
+      // an answer left one other caller who may, it is that one.
+      std::erase(f.may_hold, caller);
+      if (f.bound == Bound::unknown && f.may_hold.size() == 1) {
+        f.bound = Bound::caller;
+        f.caller = f.may_hold.front();
+        f.not_bound.clear();
+        f.may_hold.clear();
+        return;
+      }
+      f.bound = Bound::someone;
+      f.caller.clear();
+      f.may_hold.clear();
+      if (!refused_before) f.not_bound.emplace_back(caller);
+      return;
+    }
+    case CallAnswer::unknown:
+      // The call may have bound its caller: if the lock was free, it is now
+      // free or this caller's; if only some callers might hold it, one more.
+      if (f.bound == Bound::nobody) f.may_hold = {std::string(caller)};
+      else if (f.bound == Bound::unknown && !f.may_hold.empty() &&
+               std::find(f.may_hold.begin(), f.may_hold.end(), caller) == f.may_hold.end())
+        f.may_hold.emplace_back(caller);
+      if (f.bound == Bound::nobody || f.bound == Bound::unknown) f.bound = Bound::unknown;
+      return;
+  }
+}
+
 AliasFacts& ChannelFacts::add(std::string id) {
   AliasFacts& a = aliases.emplace_back();
   a.id = std::move(id);

@@ -1,7 +1,7 @@
-// The two readings of first-caller-wins held against each other: the
-// checker (oracle/checker.hpp), which judges a round's concurrent history
-// from its times, and the model (oracle/model.hpp), which judges operations
-// one after another. Brute force over random rounds of one alias: a history
+// First-caller-wins over a concurrent round against the same rule over
+// sequences: the checker (oracle/checker.hpp) reads a round's history from
+// its times into the lock each call met and asks the model's lock_answer;
+// the model (oracle/model.hpp) judges operations one after another. Brute force over random rounds of one alias: a history
 // is explained when some order of its operations that keeps real time (an
 // operation answered before another was sent comes first) gives every answer
 // without a MUST divergence of the model. The checker must never flag an
