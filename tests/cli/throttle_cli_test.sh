@@ -32,8 +32,12 @@ for seed in 11 12; do
 done
 
 step "c. the race and the mixed load set up through the limit and pass"
+# The mixed load at a set rate: at full speed the quick 429s made the
+# generator the limit (busy 97%, exit 4 "unreliable": 2 runs in 15).
 for scenario in race mixed; do
-  bounded 60 load --base-url "$url" --scenario "$scenario" --duration 2
+  pace=()
+  [ "$scenario" = mixed ] && pace=(--rate 1000)
+  bounded 60 load --base-url "$url" --scenario "$scenario" --duration 2 "${pace[@]}"
   expect_exit 0 "crh load --scenario $scenario"
   grep -q 'HTTP 429' "$work/run.out" || fail "$scenario: expected 429 answers counted apart in the load's table"
 done
