@@ -123,7 +123,9 @@ struct ChannelFacts {
 
   const AliasFacts* find(std::string_view id) const;
   AliasFacts* find(std::string_view id);
-  AliasFacts& add(std::string id);  // an alias found: nothing known of it but its possible last uses
+  // An alias not among `aliases`: nothing known of it but its possible last uses.
+  AliasFacts unseen(std::string id) const;
+  AliasFacts& add(std::string id) { return aliases.emplace_back(unseen(std::move(id))); }
 };
 
 // What no other client touches on a live target: only these are predicted

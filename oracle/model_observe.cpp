@@ -134,10 +134,8 @@ struct Observer {
     for (const auto& item : *list->items) {
       auto id = api::alias_id(names, item);
       if (!id) continue;
-      AliasFacts f;
-      if (const auto* known = ch.find(*id)) f = *known;
-      else f.last_use.insert(f.last_use.end(), ch.unseen_uses.begin(), ch.unseen_uses.end());
-      f.id = *id;
+      const auto* known = ch.find(*id);
+      AliasFacts f = known ? *known : ch.unseen(*id);
       learn_listed(f, item);
       listed.push_back(std::move(f));
     }

@@ -282,18 +282,17 @@ struct Predictor {
   }
 
   void call_status(Expect& e, const AliasFacts& a, Live live, const std::string& alias) {
-    using Lock = LockAnswer;
-    const Lock lock = lock_answer(a, op.caller);
+    const LockAnswer lock = lock_answer(a, op.caller);
     const std::string_view through_rule = a.bound == Bound::nobody ? "B1" : "B3";
     const std::string holder = a.bound == Bound::caller ? a.caller : "another caller";
     switch (live) {
       case Live::yes:
-        if (lock == Lock::lets_through) e.success_rule(through_rule);
-        if (lock == Lock::refuses)
+        if (lock == LockAnswer::lets_through) e.success_rule(through_rule);
+        if (lock == LockAnswer::refuses)
           e.must_refuse(
               st.call_refused, "B3",
               alias + " is bound to " + holder + " until its tag ends at " + std::to_string(*a.expires_ms) + " ms");
-        if (lock == Lock::open) {
+        if (lock == LockAnswer::open) {
           e.may_refuse(st.call_refused, "B3", alias + "'s caller lock is not known");
           out.open.push_back("whether " + alias + " is bound to " + op.caller);
         }
@@ -306,11 +305,11 @@ struct Predictor {
                                   ": any caller may call (DESIGN.md §3)");
         return;
       case Live::maybe:
-        if (lock == Lock::lets_through && a.tag_state == TagState::tagged) {
+        if (lock == LockAnswer::lets_through && a.tag_state == TagState::tagged) {
           e.success_rule(through_rule);  // live or not, this caller gets through
           return;
         }
-        if (lock == Lock::lets_through) {
+        if (lock == LockAnswer::lets_through) {
           e.refusal_tolerated("B1",
                               alias + "'s tag is not known: any caller may call an untagged alias (DESIGN.md §3)");
           return;

@@ -117,7 +117,6 @@ LockAnswer lock_answer(const AliasFacts& a, std::string_view caller) {
 }
 
 void lock_after_call(AliasFacts& f, std::string_view caller, CallAnswer answer) {
-  const bool refused_before = std::find(f.not_bound.begin(), f.not_bound.end(), caller) != f.not_bound.end();
   switch (answer) {
     case CallAnswer::connected: {
       const bool other_holds = lock_answer(f, caller) == LockAnswer::refuses;
@@ -133,6 +132,7 @@ void lock_after_call(AliasFacts& f, std::string_view caller, CallAnswer answer) 
     }
     case CallAnswer::refused: {
       if (f.bound == Bound::caller && f.caller != caller) return;
+      const bool refused_before = std::find(f.not_bound.begin(), f.not_bound.end(), caller) != f.not_bound.end();
       // Someone other than this caller holds the lock: when the calls without
       // an answer left one other caller who may, it is that one.
       std::erase(f.may_hold, caller);
@@ -161,8 +161,8 @@ void lock_after_call(AliasFacts& f, std::string_view caller, CallAnswer answer) 
   }
 }
 
-AliasFacts& ChannelFacts::add(std::string id) {
-  AliasFacts& a = aliases.emplace_back();
+AliasFacts ChannelFacts::unseen(std::string id) const {
+  AliasFacts a;
   a.id = std::move(id);
   a.last_use.insert(a.last_use.end(), unseen_uses.begin(), unseen_uses.end());
   return a;

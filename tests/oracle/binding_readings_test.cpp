@@ -1,13 +1,14 @@
 // First-caller-wins over a concurrent round against the same rule over
 // sequences: the checker (oracle/checker.hpp) reads a round's history from
 // its times into the lock each call met and asks the model's lock_answer;
-// the model (oracle/model.hpp) judges operations one after another. Brute force over random rounds of one alias: a history
-// is explained when some order of its operations that keeps real time (an
-// operation answered before another was sent comes first) gives every answer
-// without a MUST divergence of the model. The checker must never flag an
-// explained history (it would cry wolf where the model's reading of the spec
-// accepts), and where every call was answered inside the tag's certain window
-// it must flag every history no order explains.
+// the model (oracle/model.hpp) judges operations one after another. Brute
+// force over random rounds of one alias: a history is explained when some
+// order of its operations that keeps real time (an operation answered before
+// another was sent comes first) gives every answer without a MUST divergence
+// of the model. The checker must never flag an explained history (it would
+// cry wolf where the model's reading of the spec accepts), and where every
+// call was answered inside the tag's certain window it must flag every
+// history no order explains.
 #include "oracle/checker.hpp"
 #include "oracle/model.hpp"
 
