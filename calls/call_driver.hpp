@@ -26,6 +26,11 @@ struct CallResult {
   std::string evidence;              // what came back, for people
   std::optional<core::Exchange> exchange;  // the exchange itself, when the driver speaks HTTP
   bool no_hook = false;              // the target has no way to place calls at all
+  // The answer asked to be sent again later: a "not now" (HTTP's is also the
+  // outcome `throttled`; a SIP 503 with Retry-After is `unknown`: it speaks for
+  // every element on the call's path, one of which may have bound the caller
+  // first, RFC 3261 §16.7). Paced, counted as throttled, placed again.
+  bool not_now = false;
   // The answer breaks the contract whatever it says of the binding (a SIP 5xx,
   // a SIP 404/484 for a tagged alias's number): `evidence` says why.
   bool failure = false;

@@ -72,7 +72,7 @@ std::unique_ptr<CallDriver> make_call_driver(const core::Target& target,
                                              std::function<void(const core::Exchange&)> observe,
                                              std::function<void(const SipCallRecord&)> observe_sip) {
   const auto& choice = target.calls;
-  if (!choice.sip) return std::make_unique<HttpCallDriver>(target, client, std::move(observe));
+  if (!choice.sip) return std::make_unique<HttpCallDriver>(target, statuses, client, std::move(observe));
   SipDriverConfig config;
   config.target = choice.sip_target;
   config.timeout = client.timeout;

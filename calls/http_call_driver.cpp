@@ -50,8 +50,9 @@ class HttpCallDriver::Armed : public ArmedCall {
   core::Exchange warm_;
 };
 
-HttpCallDriver::HttpCallDriver(core::Target target, core::ClientConfig client, std::function<void(const core::Exchange&)> observe)
-    : target_(std::move(target)), client_(client), observe_(std::move(observe)) {}
+HttpCallDriver::HttpCallDriver(core::Target target, core::ExpectedStatuses statuses, core::ClientConfig client,
+                               std::function<void(const core::Exchange&)> observe)
+    : target_(std::move(target)), statuses_(std::move(statuses)), client_(client), observe_(std::move(observe)) {}
 
 std::string HttpCallDriver::describe() const {
   return target_.dialect.call_hook.method + " " + target_.dialect.call_hook.path;
@@ -80,7 +81,7 @@ CallWire HttpCallDriver::wire(const std::string& alias, const std::string& calle
 
 CallOutcome HttpCallDriver::outcome_of(unsigned status) const {
   if (status == 0 || status >= 500) return CallOutcome::unknown;
-  if (status == 429) return CallOutcome::throttled;
+  if (core::throttled(status, statuses_)) return CallOutcome::throttled;
   return status == 200 ? CallOutcome::connected : CallOutcome::refused;
 }
 
@@ -88,6 +89,7 @@ CallResult HttpCallDriver::result_of(core::Exchange e) const {
   CallResult r;
   r.status = e.answered() ? e.response->status : 0;
   r.outcome = outcome_of(r.status);
+  r.not_now = r.outcome == CallOutcome::throttled;
   r.no_hook = r.status == 404 || r.status == 405 || r.status == 501;
   r.evidence = e.answered() ? "HTTP " + std::to_string(r.status)
                             : "no answer: " + std::string(to_string(e.error)) + " (" + e.error_detail + ")";

@@ -1,14 +1,16 @@
 // The call hook over HTTP (DESIGN.md §4): the first call driver. A call is
 // one request of the API model's `call` operation with the Apikey header;
-// its answer is classified by status: 200 connected, 429 throttled, silence
-// or 5xx unknown, any other status refused (404, 405 and 501 on the hook's
-// path also say the target has no hook).
+// its answer is classified by status: 200 connected, a "not now" throttled
+// (core::throttled: a 429 the profile gives no other meaning), silence or 5xx
+// unknown, any other status refused (404, 405 and 501 on the hook's path also
+// say the target has no hook).
 #pragma once
 
 #include <functional>
 
 #include "calls/call_driver.hpp"
 #include "core/http_client.hpp"
+#include "core/profile.hpp"
 #include "core/target.hpp"
 
 namespace crh::calls {
@@ -16,7 +18,8 @@ namespace crh::calls {
 class HttpCallDriver : public CallDriver {
  public:
   // `observe` sees every exchange a call made (a check records it as evidence).
-  HttpCallDriver(core::Target target, core::ClientConfig client, std::function<void(const core::Exchange&)> observe = {});
+  HttpCallDriver(core::Target target, core::ExpectedStatuses statuses, core::ClientConfig client,
+                 std::function<void(const core::Exchange&)> observe = {});
 
   std::string describe() const override;
   std::unique_ptr<ArmedCall> arm(const std::string& alias, const std::string& caller) override;
@@ -31,6 +34,7 @@ class HttpCallDriver : public CallDriver {
  private:
   class Armed;
   core::Target target_;
+  core::ExpectedStatuses statuses_;
   core::ClientConfig client_;
   std::function<void(const core::Exchange&)> observe_;
 };

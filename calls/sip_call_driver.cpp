@@ -33,7 +33,8 @@ std::string why_not(const Call& c, const SipDriverConfig& config, CallResult& r)
   unsigned s = c.status;
   if (s >= 200 && s < 300) return {};
   if (std::find(config.refusals.begin(), config.refusals.end(), s) != config.refusals.end()) return {};
-  if (s == 503 && !c.retry_after.empty()) return "Retry-After " + c.retry_after + ": throttled";
+  if (s == 503 && !c.retry_after.empty())
+    return "Retry-After " + c.retry_after + ": not now, and it may have bound the caller on the way";
   if (s >= 500 && s < 600) return r.failure = true, "a server error is never a contract answer";
   if (s == 404 || s == 484)
     return r.failure = true, "the alias's number " + c.number + " is not routable, yet the alias is tagged";
@@ -69,8 +70,8 @@ CallResult classify(const Call& c, const SipDriverConfig& config) {
     bool refused = std::find(config.refusals.begin(), config.refusals.end(), c.status) != config.refusals.end();
     if (c.status < 300) r.outcome = CallOutcome::connected;
     else if (refused) r.outcome = CallOutcome::refused;
-    else if (c.status == 503 && !c.retry_after.empty()) r.outcome = CallOutcome::throttled;
     else r.outcome = CallOutcome::unknown;
+    r.not_now = !refused && c.status == 503 && !c.retry_after.empty();
     r.evidence = "SIP " + std::to_string(c.status) + (c.reason.empty() ? "" : " " + c.reason) + after + route;
     if (c.auth_tried) r.evidence += " (digest authentication answered)";
     if (auto why = why_not(c, config, r); !why.empty()) r.evidence += "; " + why;

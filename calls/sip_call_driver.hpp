@@ -4,8 +4,9 @@
 //
 // Outcomes (README "SIP call driver"): a 2xx is connected (ACK, then BYE);
 // a final status in the profile's SIP refusals (default 403) is refused; 503
-// with Retry-After is throttled; any other 5xx is unknown for the binding and
-// a failure; 404/484 for a tagged alias's number is unknown and a failure;
+// with Retry-After is a "not now" (CallResult::not_now) and unknown for the
+// binding; any other 5xx is unknown for the binding and a failure; 404/484
+// for a tagged alias's number is unknown and a failure;
 // 3xx, 401/407 without credentials, 480, 486, 487 and no final answer by
 // `timeout` (Timer B) are unknown, with the reason. A non-2xx final answer is
 // ACKed within its transaction, never BYEd.

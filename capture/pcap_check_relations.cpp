@@ -131,8 +131,9 @@ void ContractJudge::Impl::binding_event(const WireExchange& e, const api::Recogn
               : o.status >= 200 && o.status < 300 ? oracle::Outcome::ok
                                                   : oracle::Outcome::fail;
   if (!whole) o.error = e.incomplete.empty() ? "no answer in the capture" : e.incomplete;
-  std::string alias = op.id;
   const auto& statuses = config.profile.statuses;
+  o.not_now = whole && core::throttled(o.status, statuses);
+  std::string alias = op.id;
   switch (op.op) {
     case api::Operation::tag: {
       if (o.outcome != oracle::Outcome::ok) return;  // which alias a refused or unknown tag took is unknown

@@ -168,10 +168,10 @@ core::Exchange CheckContext::send(core::HttpRequest request, KeyMode key) {
 }
 
 bool CheckContext::not_now(const core::Exchange& e) const {
-  return e.answered() && oracle::throttled(e.response->status, run_.statuses);
+  return e.answered() && core::throttled(e.response->status, run_.statuses);
 }
 
-// A "not now" took no effect (oracle::throttled), so the same request may go
+// A "not now" took no effect (core::throttled), so the same request may go
 // again once the wait the target asked for has passed (core::not_now_wait),
 // up to core::kNotNowRetries times.
 bool CheckContext::wait_out_not_now(int again, std::string_view retry_after) {

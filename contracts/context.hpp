@@ -159,7 +159,7 @@ class CheckContext {
   // sends nothing more (each request would wait as long).
   bool gave_up() const { return gave_up_; }
 
-  // Whether the answer is a "not now" (oracle::throttled: a 429 the profile
+  // Whether the answer is a "not now" (core::throttled: a 429 the profile
   // gives no other meaning); it took no effect.
   bool not_now(const core::Exchange& e) const;
   // Before sending a "not now" request again for the again+1-th time: waits

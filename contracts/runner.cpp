@@ -126,7 +126,7 @@ class Executor {
   // encoding probe): a "not now" is waited out, never taken for an answer.
   core::ClientConfig around_checks() const {
     core::ClientConfig c = shared_.client;
-    c.not_now_retries = oracle::throttled(429, shared_.statuses) ? core::kNotNowRetries : 0;
+    c.not_now_retries = core::throttled(429, shared_.statuses) ? core::kNotNowRetries : 0;
     return c;
   }
   // Restoring: not cut short by Ctrl-C (it leaves the target as found).

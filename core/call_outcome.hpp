@@ -9,7 +9,7 @@ namespace crh::core {
 enum class CallOutcome {
   connected,  // the caller is through: bound, or already bound to this alias
   refused,    // a "no" by design: the alias is bound to another caller
-  throttled,  // not handled now (rate limited): says nothing about the binding
+  throttled,  // "not now" (core::throttled: a 429): it took no effect, so neither bound nor refused
   unknown,    // no usable answer (silence, reset, a server error): it may or may not have bound
 };
 

@@ -18,6 +18,7 @@ inline constexpr Key complete_ns = "complete_ns";
 inline constexpr Key outcome = "outcome";
 inline constexpr Key status = "status";  // the HTTP status; 0 without an answer
 inline constexpr Key error = "error";    // absent without one
+inline constexpr Key not_now = "not_now";  // true for an HTTP "not now" (a 429, oracle::Op::not_now); else absent
 inline constexpr Key id = "id";          // the mixed load's key or agent (absent without one)
 inline constexpr Key value = "value";    // the value written or read (absent without one)
 

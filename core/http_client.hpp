@@ -27,7 +27,7 @@ struct ClientConfig {
   // of 100 ms doubling; the last answer is returned. 0: a 429 is an answer
   // like any other. For the requests around a run (probes, set-up,
   // restoring); a check sends again itself, to keep each answer as evidence.
-  // Set it only where 429 has no other meaning (oracle::throttled).
+  // Set it only where 429 has no other meaning (core::throttled).
   int not_now_retries = 0;
 };
 

@@ -1,6 +1,7 @@
 // Profile files: parsing with errors that name the field.
 #include "core/profile.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <fstream>
 #include <sstream>
@@ -8,6 +9,14 @@
 
 namespace crh::core {
 namespace json = boost::json;
+
+bool throttled(unsigned status, const ExpectedStatuses& named) {
+  if (status != 429) return false;
+  for (const auto* list : {&named.auth, &named.not_found, &named.bad_input, &named.all_tagged, &named.call_refused,
+                           &named.wrong_method})
+    if (std::find(list->begin(), list->end(), status) != list->end()) return false;
+  return true;
+}
 namespace {
 
 struct Reader {

@@ -24,6 +24,13 @@ struct ExpectedStatuses {
   std::vector<unsigned> wrong_method{405, 404};
 };
 
+// A "not now": HTTP 429, the rate limits spec 8 names without showing,
+// unless the profile gives 429 a meaning of its own (one of its expected
+// statuses). The request took no effect, and no rule of the contract judges
+// the answer. The one reading of it: the checks, the model, the load, the
+// checker's histories, capture and the HTTP call driver all ask here.
+bool throttled(unsigned status, const ExpectedStatuses& named);
+
 struct Profile {
   Dialect dialect;              // what the target is: copied into core::Target
   ExpectedStatuses statuses;    // what the checks expect of it

@@ -187,7 +187,7 @@ net::awaitable<void> sleep_for(const Run& run, Conn& c, Clock::duration d) {
 // error rate understates an outage.
 net::awaitable<void> back_off(Worker& w, Conn& c, const Answer& a) {
   const Run& run = w.run;
-  if (a.status == 429) {
+  if (core::throttled(a.status, run.config.statuses)) {
     const double s = std::min(a.retry_after.value_or(0.1), 10.0);
     co_await sleep_for(run, c, std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)));
   } else if (a.status == 0 && a.failure == Failure::connect) {

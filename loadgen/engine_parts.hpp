@@ -234,6 +234,10 @@ net::awaitable<void> watchdog(Worker& w);
 // ---- recording.cpp: what an answer counts as
 
 Outcome outcome_of(const Answer& a);
+// A "not now": an HTTP 429 the profile gives no other meaning
+// (core::throttled), or a SIP 503 that said when to come back. Counted on its
+// own, never an error; the HTTP one took no effect (Op::not_now).
+bool throttled(const LoadConfig& c, OpKind op, const Answer& a);
 // An error of the target: no answer, a 5xx, any status but 200 (rule C2) that
 // is not a refusal the profile expects for `op` (a throttled 429 is not one).
 bool is_error(const LoadConfig& c, OpKind op, const Answer& a);
@@ -262,9 +266,10 @@ void ledger_untag_done(Run& run, const Op& untag);
 // thread; `sent` and `done` are when it was fired and when its outcome came.
 net::awaitable<calls::CallResult> place_armed(Worker& w, const std::string& alias, const std::string& caller,
                                              Clock::time_point& sent, Clock::time_point& done);
-// What a driver's call result counts as in the statistics, and in the history.
+// What a driver's call result counts as in the statistics, and in the history
+// (the outcome and the "not now" mark of an Op, as the driver read them).
 Answer answer_of(const calls::CallResult& r, Clock::time_point done);
-Outcome op_outcome(core::CallOutcome o);
+void read_as_the_driver(Op& op, core::CallOutcome o);
 
 // ---- traffic.cpp: requests, and the get and mixed scenarios
 

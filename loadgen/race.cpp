@@ -187,7 +187,7 @@ net::awaitable<std::size_t> race_armed_callers(Worker& w, Slot& s, oracle::Round
       const Answer a = answer_of(r, done[i]);
       record(w, kind, a, s.sent[i], s.sent[i], tag_sent);
       Op op = make_op(run, round.id, kind, alias, s.numbers[i], s.sent[i], a);
-      op.outcome = op_outcome(r.outcome);  // the driver's reading of SIP statuses, not HTTP's
+      read_as_the_driver(op, r.outcome);  // the driver's reading of SIP statuses, not HTTP's
       round.calls.push_back(std::move(op));
       if (kind == OpKind::sip_call && r.outcome == core::CallOutcome::connected) ++winners;
     }
@@ -262,18 +262,19 @@ Answer answer_of(const calls::CallResult& r, Clock::time_point done) {
   } else if (r.outcome != core::CallOutcome::connected && r.outcome != core::CallOutcome::refused) {
     a.error = r.evidence;  // why the answer says nothing of the binding
   }
-  if (r.outcome == core::CallOutcome::throttled) a.retry_after = 0.0;
+  if (r.not_now) a.retry_after = 0.0;
   return a;
 }
 
-Outcome op_outcome(core::CallOutcome o) {
+void read_as_the_driver(Op& op, core::CallOutcome o) {
+  op.not_now = o == core::CallOutcome::throttled;  // took no effect: neither bound nor refused
   switch (o) {
-    case core::CallOutcome::connected: return Outcome::ok;
-    case core::CallOutcome::refused: return Outcome::fail;
-    case core::CallOutcome::throttled:
+    case core::CallOutcome::connected: op.outcome = Outcome::ok; return;
+    case core::CallOutcome::refused:
+    case core::CallOutcome::throttled: op.outcome = Outcome::fail; return;
     case core::CallOutcome::unknown: break;
   }
-  return Outcome::indeterminate;
+  op.outcome = Outcome::indeterminate;
 }
 
 net::awaitable<calls::CallResult> place_armed(Worker& w, const std::string& alias, const std::string& caller,

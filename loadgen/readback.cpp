@@ -54,6 +54,7 @@ oracle::Op op_from_json(const json::object& o, const std::string& where) {
   op.outcome = enum_named<oracle::Outcome, oracle::kOutcomes>(string_at(o, p::outcome, where), where + ".outcome");
   op.status = static_cast<unsigned>(count_at(o, p::status, where));
   if (o.contains(p::error)) op.error = string_at(o, p::error, where);
+  op.not_now = o.contains(p::not_now) && bool_at(o, p::not_now, where);
   if (o.contains(p::id)) op.id = string_at(o, p::id, where);
   if (o.contains(p::value)) op.value = string_at(o, p::value, where);
   return op;

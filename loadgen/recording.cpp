@@ -35,12 +35,6 @@ bool expected_refusal(const core::ExpectedStatuses& s, OpKind op, unsigned statu
   return false;
 }
 
-// A "not now" answer: HTTP 429, or a SIP 503 that said when to come back.
-bool throttled(OpKind op, const Answer& a) {
-  if (op == OpKind::sip_call || op == OpKind::sip_recall) return a.status == 503 && a.retry_after.has_value();
-  return a.status == 429;
-}
-
 // No answer, or a server error (DESIGN §3: never a contract answer).
 bool down(const Answer& a) {
   const auto cls = oracle::status_class(a.status);
@@ -55,8 +49,13 @@ bool succeeded(OpKind op, const Answer& a) {
 
 }  // namespace
 
+bool throttled(const LoadConfig& c, OpKind op, const Answer& a) {
+  if (op == OpKind::sip_call || op == OpKind::sip_recall) return a.status == 503 && a.retry_after.has_value();
+  return core::throttled(a.status, c.statuses);
+}
+
 Liveness liveness(const LoadConfig& c, OpKind op, const Answer& a) {
-  if (throttled(op, a)) return Liveness::up;  // there, and saying "not now"
+  if (throttled(c, op, a)) return Liveness::up;  // there, and saying "not now"
   if (down(a)) return Liveness::down;
   if (succeeded(op, a)) return Liveness::up;
   return expected_refusal(c.statuses, op, a.status) ? Liveness::up : Liveness::neither;
@@ -65,7 +64,7 @@ Liveness liveness(const LoadConfig& c, OpKind op, const Answer& a) {
 bool all_tagged(const LoadConfig& c, unsigned status) { return one_of(c.statuses.all_tagged, status); }
 
 bool is_error(const LoadConfig& c, OpKind op, const Answer& a) {
-  if (throttled(op, a)) return false;
+  if (throttled(c, op, a)) return false;
   if (down(a)) return true;
   if (succeeded(op, a)) return false;
   return !expected_refusal(c.statuses, op, a.status);
@@ -102,7 +101,7 @@ void record(Worker& w, OpKind op, const Answer& a, Clock::time_point due, Clock:
   else ++s.failures[static_cast<std::size_t>(a.failure)];
   s.errors += error;
   s.refusals += expected_refusal(w.run.config.statuses, op, a.status);
-  s.throttled += throttled(op, a);
+  s.throttled += throttled(w.run.config, op, a);
   w.stats.record_second(op,
                         std::chrono::duration_cast<std::chrono::nanoseconds>(counted_at - w.run.measure_from).count(),
                         latency, error);
@@ -118,6 +117,7 @@ Op make_op(const Run& run, std::uint64_t round, OpKind kind, std::string alias, 
   op.invoke_ns = run.ns(invoke);
   op.complete_ns = run.ns(a.done);
   op.outcome = outcome_of(a);
+  op.not_now = op.outcome == Outcome::fail && throttled(run.config, kind, a);  // a SIP 503 is indeterminate
   op.status = a.status;
   op.error = a.error;
   return op;

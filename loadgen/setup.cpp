@@ -22,7 +22,7 @@ namespace {
 // The client of the set-up and the restore: a "not now" (a rate limit) is
 // waited out and sent again, never taken for the answer.
 core::ClientConfig around_load(const LoadConfig& c, std::chrono::milliseconds timeout) {
-  return {.timeout = timeout, .not_now_retries = oracle::throttled(429, c.statuses) ? core::kNotNowRetries : 0};
+  return {.timeout = timeout, .not_now_retries = core::throttled(429, c.statuses) ? core::kNotNowRetries : 0};
 }
 
 

@@ -1,7 +1,6 @@
 // The one judge of the rules every answer is held to.
 #include "oracle/answers.hpp"
 
-#include <algorithm>
 #include <string>
 
 namespace crh::oracle {
@@ -12,14 +11,6 @@ StatusClass status_class(unsigned status) {
   if (status >= 200 && status < 300) return StatusClass::other_2xx;
   if (status >= 500) return StatusClass::server_error;
   return StatusClass::error;
-}
-
-bool throttled(unsigned status, const core::ExpectedStatuses& named) {
-  if (status != 429) return false;
-  for (const auto* list : {&named.auth, &named.not_found, &named.bad_input, &named.all_tagged, &named.call_refused,
-                           &named.wrong_method})
-    if (std::find(list->begin(), list->end(), status) != list->end()) return false;
-  return true;
 }
 
 AnswerJudgement judge_answer(const SeenAnswer& a) {

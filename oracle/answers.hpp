@@ -25,12 +25,6 @@ enum class StatusClass {
 };
 StatusClass status_class(unsigned status);
 
-// A "not now": HTTP 429, the rate limits spec 8 names without showing,
-// unless the profile gives 429 a meaning of its own (one of its expected
-// statuses). The operation took no effect, as the load's checker reads it,
-// and no rule of the contract judges the answer.
-bool throttled(unsigned status, const core::ExpectedStatuses& named);
-
 // One answer as the run-wide rules see it.
 struct SeenAnswer {
   std::string_view request_target;

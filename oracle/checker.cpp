@@ -7,7 +7,7 @@
 namespace crh::oracle {
 namespace {
 
-bool is_refusal(const Op& op) { return op.outcome == Outcome::fail && op.status != 429; }
+bool is_refusal(const Op& op) { return op.outcome == Outcome::fail && !op.not_now; }
 
 std::string describe(const Op& op) {
   std::string s = std::string(to_string(op.kind)) + " by " + (op.caller.empty() ? "?" : op.caller) + " [" +
@@ -87,9 +87,9 @@ std::vector<Violation> Checker::add(const Round& round) {
 // calls that certainly came between in the order they ended (a prefix of
 // `effects`, folded once in add()), then, as calls without an answer, those
 // that may have (answered before c ended, after the tag was sent: one handled
-// after the tag took effect binds in this epoch). Refusals and 429s are left
-// out: only an effect can make a refusal right. The lock itself is the
-// model's (lock_after_call, lock_answer).
+// after the tag took effect binds in this epoch). Refusals and "not now"s
+// (Op::not_now, outcome fail) are left out: only an effect can make a refusal
+// right. The lock itself is the model's (lock_after_call, lock_answer).
 AliasFacts Checker::lock_before(const Judged& j, const Op& c) {
   const auto certain = static_cast<std::size_t>(
       std::partition_point(j.effects.begin(), j.effects.end(), [&](const Op* o) { return o->complete_ns < c.invoke_ns; }) -

@@ -99,6 +99,10 @@ std::string to_json_line(const Op& op) {
     field(out, p::error);
     append_json_string(out, op.error);
   }
+  if (op.not_now) {
+    field(out, p::not_now);
+    out += "true";
+  }
   if (!op.id.empty()) {
     field(out, p::id);
     append_json_string(out, core::composed(op.id));

@@ -223,7 +223,7 @@ struct StatusExpectation {
   // a refusal with one of them breaks `unexplained_rule` (MUST).
   std::vector<unsigned> unexplained;
   std::string_view unexplained_rule;
-  bool throttle = false;  // a 429 is a "not now" (oracle::throttled): no rule judges it
+  bool throttle = false;  // a 429 is a "not now" (core::throttled): no rule judges it
 };
 
 // A field of a 200 answer, read under the profile's names.

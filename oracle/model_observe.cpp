@@ -264,7 +264,7 @@ struct Observer {
 
   void run() {
     settle_expiries();
-    if (a.answered && throttled(a.status, st)) return forget_what_others_touch();  // not now: no effect
+    if (a.answered && core::throttled(a.status, st)) return forget_what_others_touch();  // not now: no effect
     // A refused key explains a refusal: nothing is learned from it.
     const bool key_refused = op.auth != Auth::key && !ok && !unanswered;
     if (!key_refused) {

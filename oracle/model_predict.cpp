@@ -339,7 +339,7 @@ Prediction predict(const Model& model, const Operation& op, const core::Profile&
     case api::Operation::untag:
     case api::Operation::call: p.out.status = p.aliases(); break;
   }
-  p.out.status.throttle = throttled(429, profile.statuses);
+  p.out.status.throttle = core::throttled(429, profile.statuses);
   return std::move(p.out);
 }
 

@@ -43,9 +43,9 @@ namespace {
 
 // The race as the one first-caller-wins judge (checker.hpp) sees it: a tag
 // that held throughout, and every call released at once, so that any caller
-// may have been first. A throttled call goes in as the load's race records
-// one (loadgen/race.cpp): an answer that says nothing of the binding, so it
-// may have bound its caller, like a call with no answer.
+// may have been first. A throttled call goes in as every "not now" does
+// (Op::not_now): it took no effect, so it neither bound its caller nor was
+// a refusal; a call with no answer may have bound its caller.
 Round race_round(const std::vector<CallOutcome>& outcomes) {
   Round round;
   round.id = 1;
@@ -58,9 +58,10 @@ Round race_round(const std::vector<CallOutcome>& outcomes) {
                            .caller = "caller " + std::to_string(i + 1),
                            .invoke_ns = 2,
                            .complete_ns = 3,
-                           .outcome = o == CallOutcome::connected ? Outcome::ok
-                                      : o == CallOutcome::refused ? Outcome::fail
-                                                                  : Outcome::indeterminate});
+                           .outcome = o == CallOutcome::connected                                ? Outcome::ok
+                                      : o == CallOutcome::refused || o == CallOutcome::throttled ? Outcome::fail
+                                                                                                  : Outcome::indeterminate,
+                           .not_now = o == CallOutcome::throttled});
   }
   return round;
 }

@@ -173,7 +173,7 @@ struct Replay {
   std::size_t operations = 0;                // requests sent
   std::size_t follow_ups = 0;                // of which follow-up GETs (Step::follow_up): not drawn, not budgeted
   std::size_t timeouts = 0;                  // answers that did not come within the deadline
-  std::size_t throttled = 0;                 // answers "not now" (oracle::throttled): judged by no rule
+  std::size_t throttled = 0;                 // answers "not now" (core::throttled): judged by no rule
   std::int64_t margin_ms = 0;                // the last margin either side of a tag's end (expiry_margin_ms)
   bool interrupted = false;
 };

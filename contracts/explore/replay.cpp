@@ -142,7 +142,7 @@ void Judge::step(const Step& step, Wire& wire, Replay& out) {
       oracle::observe(model, o, oracle::ObservedAnswer::none(), profile_);
       return found;
     }
-    if (oracle::throttled(obs.status, profile_.statuses)) ++out.throttled;
+    if (core::throttled(obs.status, profile_.statuses)) ++out.throttled;
     found = oracle::check(prediction, obs);
     if (auto d = same_form(o, obs)) found.push_back(*d);
     // The error shape and the Content-Type, read as on every answer of a run (oracle::judge_answer).

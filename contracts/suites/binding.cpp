@@ -32,7 +32,7 @@ calls::CallResult recorded(CheckContext& ctx, calls::CallResult r, const std::st
 calls::CallResult place(CheckContext& ctx, const std::string& alias, const std::string& caller) {
   auto r = recorded(ctx, ctx.calls().place(alias, caller), alias, caller);
   for (int again = 0;
-       r.outcome == core::CallOutcome::throttled &&
+       r.not_now &&
        ctx.wait_out_not_now(again, r.exchange && r.exchange->answered() ? r.exchange->response->header("Retry-After") : "");
        ++again)
     r = recorded(ctx, ctx.calls().place(alias, caller), alias, caller);

@@ -46,6 +46,19 @@ TEST(CannotPlaceCalls, OverSipAnAliasNeedsANumberToDial) {
   EXPECT_NE(why->find("GET http://127.0.0.1:9/channels/1/alias-numbers"), std::string::npos) << *why;
 }
 
+// The HTTP driver reads a "not now" as core::throttled does: a 429 the
+// profile gives no meaning is throttled, one it names a refusal is refused.
+TEST(HttpCallDriver, A429IsThrottledUnlessTheProfileNamesItARefusal) {
+  core::ExpectedStatuses statuses;
+  auto driver = make_call_driver(http_target(), statuses, {});
+  EXPECT_EQ(driver->outcome_of(429), core::CallOutcome::throttled);
+  EXPECT_EQ(driver->outcome_of(403), core::CallOutcome::refused);
+  EXPECT_EQ(driver->outcome_of(200), core::CallOutcome::connected);
+  EXPECT_EQ(driver->outcome_of(503), core::CallOutcome::unknown);
+  statuses.call_refused = {403, 429};
+  EXPECT_EQ(make_call_driver(http_target(), statuses, {})->outcome_of(429), core::CallOutcome::refused);
+}
+
 TEST(FirstCallHint, NamesWhatToSetForTheTargetsDriver) {
   EXPECT_NE(first_call_hint(http_target()).find("call_hook.method"), std::string::npos);
   EXPECT_NE(first_call_hint(sip_target()).find("--sip-target"), std::string::npos);

@@ -93,11 +93,13 @@ TEST(SipCallDriver, ForbiddenIsRefusedAckedInItsTransactionNoBye) {
   EXPECT_TRUE(peer.received("BYE").empty());
 }
 
-TEST(SipCallDriver, ServiceUnavailableWithRetryAfterIsThrottled) {
+// A "not now" that may have bound on the way: the 503 speaks for the whole path.
+TEST(SipCallDriver, ServiceUnavailableWithRetryAfterIsANotNowThatMayHaveBound) {
   ScriptedSipPeer peer(false, answering(503, "Service Unavailable", {{"Retry-After", "5"}}));
   SipCallDriver driver(driver_config_for(peer));
   auto r = driver.place("1", "+15551234");
-  EXPECT_EQ(r.outcome, CallOutcome::throttled) << r.evidence;
+  EXPECT_TRUE(r.not_now) << r.evidence;
+  EXPECT_EQ(r.outcome, CallOutcome::unknown) << r.evidence;
   EXPECT_FALSE(r.failure);
   EXPECT_EQ(driver.outcome_of(503), CallOutcome::unknown);
 }

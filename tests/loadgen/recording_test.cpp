@@ -40,6 +40,26 @@ TEST(LoadRecording, TheProfilesStatusesDecideWhatIsAnExpectedNo) {
   EXPECT_TRUE(is_error(c, OpKind::tag, answer(409)));
 }
 
+// A "not now" is read as core::throttled reads it: a 429 the profile gives no
+// other meaning, or a SIP 503 with Retry-After. A profile that answers a
+// refused call 429 gets refusals, not throttling.
+TEST(LoadRecording, ANotNowIsA429TheProfileLeavesUnnamed) {
+  LoadConfig c;
+  EXPECT_TRUE(throttled(c, OpKind::call, answer(429)));
+  EXPECT_TRUE(throttled(c, OpKind::get, answer(429)));
+  EXPECT_FALSE(throttled(c, OpKind::call, answer(503)));
+  Answer sip = answer(503);
+  EXPECT_FALSE(throttled(c, OpKind::sip_call, sip)) << "a 503 without Retry-After is not a \"not now\"";
+  sip.retry_after = 0.0;
+  EXPECT_TRUE(throttled(c, OpKind::sip_call, sip));
+  EXPECT_FALSE(throttled(c, OpKind::call, sip)) << "a 503 over HTTP is a server error";
+
+  c.statuses.call_refused = {429};
+  EXPECT_FALSE(throttled(c, OpKind::call, answer(429)));
+  EXPECT_FALSE(is_error(c, OpKind::call, answer(429))) << "the profile's refusal";
+  EXPECT_TRUE(is_error(c, OpKind::get, answer(429))) << "an unexpected 4xx of a live service";
+}
+
 // Issue 22, item 6b: success is exactly 200 (rule C2). A 204 or a 201 was
 // counted as a success because it was below 300.
 TEST(LoadRecording, OnlyTwoHundredIsASuccess) {

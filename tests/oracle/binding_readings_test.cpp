@@ -55,7 +55,7 @@ Op record(OpKind kind, const std::string& caller, std::int64_t invoke, std::int6
   switch (a) {  // as the load records an HTTP answer (loadgen/recording.cpp)
     case Answer::connected: o.outcome = Outcome::ok, o.status = 200; break;
     case Answer::refused: o.outcome = Outcome::fail, o.status = 403; break;
-    case Answer::throttled: o.outcome = Outcome::fail, o.status = 429; break;
+    case Answer::throttled: o.outcome = Outcome::fail, o.status = 429, o.not_now = true; break;
     case Answer::none: o.outcome = Outcome::indeterminate, o.error = "timeout"; break;
   }
   return o;

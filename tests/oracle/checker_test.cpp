@@ -51,6 +51,12 @@ Op refused(const std::string& caller, std::int64_t invoke, std::int64_t complete
            unsigned status = 403, std::uint64_t round = 1, const std::string& alias = "a1") {
   return op(kind, round, alias, caller, invoke, complete, Outcome::fail, status);
 }
+// An HTTP "not now" as the load and capture record one (Op::not_now): a 429.
+Op not_now(const std::string& caller, std::int64_t invoke, std::int64_t complete) {
+  Op o = op(OpKind::call, 1, "a1", caller, invoke, complete, Outcome::fail, 429);
+  o.not_now = true;
+  return o;
+}
 Op unknown(const std::string& caller, std::int64_t invoke, std::int64_t complete, unsigned status,
            std::string error, std::uint64_t round = 1, const std::string& alias = "a1") {
   return op(OpKind::call, round, alias, caller, invoke, complete, Outcome::indeterminate, status, std::move(error));
@@ -349,18 +355,39 @@ TEST(BindingChecker, IgnoresALoneIndeterminateCall) {
 TEST(BindingChecker, ThrottledCallIsNotARefusal) {
   Checker checker;
   auto found = checker.add(round_of(1, "a1", 0, 1000 * us, 9000 * us, 9500 * us,
-                                    {refused(A, 2000 * us, 3000 * us, OpKind::call, 429)}));
+                                    {not_now(A, 2000 * us, 3000 * us)}));
   EXPECT_TRUE(found.empty()) << dump(found);
+}
+
+// A 429 the profile names a refusal (core::throttled says no) is recorded
+// without the mark, and judged as the refusal it is.
+TEST(BindingChecker, A429WithoutTheMarkIsARefusal) {
+  Checker checker;
+  auto found = checker.add(round_of(1, "a1", 0, 1000 * us, 9000 * us, 9500 * us,
+                                    {refused(A, 2000 * us, 3000 * us, OpKind::call, 429)}));
+  EXPECT_EQ(kinds(found), std::vector{ViolationKind::rejected_while_free}) << dump(found);
 }
 
 TEST(BindingChecker, ThrottledCallNeitherRefusesNorBinds) {
   Checker checker;
   // A was throttled, B refused: only B's refusal is a violation.
   auto r = round_of(1, "a1", 0, 1000 * us, 9000 * us, 9500 * us,
-                    {refused(A, 2000 * us, 3000 * us, OpKind::call, 429), refused(B, 2001 * us, 3100 * us)});
+                    {not_now(A, 2000 * us, 3000 * us), refused(B, 2001 * us, 3100 * us)});
   auto found = checker.add(r);
   ASSERT_EQ(kinds(found), std::vector{ViolationKind::rejected_while_free}) << dump(found);
   EXPECT_EQ(keys(found[0].proof), keys({r.tag, r.calls[1]}));
+}
+
+// A SIP 503 with Retry-After is recorded indeterminate, unmarked
+// (loadgen/race.cpp): an element on the call's path may have bound A before
+// another said "not now", so B's refusal may be right.
+TEST(BindingChecker, ASipNotNowMayHaveBound) {
+  Checker checker;
+  auto r = round_of(1, "a1", 0, 1000 * us, 9000 * us, 9500 * us,
+                    {unknown(A, 2000 * us, 3000 * us, 503, ""), refused(B, 2001 * us, 3100 * us)});
+  r.calls[0].kind = r.calls[1].kind = OpKind::sip_call;
+  auto found = checker.add(r);
+  EXPECT_TRUE(found.empty()) << dump(found);
 }
 
 // ---------------------------------------------------------------- the certain window

@@ -63,14 +63,18 @@ TEST(RaceVerdict, AnUnknownCallMayHaveWonSoNoWinnerIsUndecided) {
   EXPECT_EQ(race_verdict({O::unknown, O::unknown}).kind, RaceVerdict::undecided);
 }
 
-TEST(RaceVerdict, AThrottledCallMayHaveBoundItsCallerAsInTheLoadsRace) {
-  // A "not now" says nothing of the binding (loadgen/race.cpp records it as
-  // indeterminate): the refusals may be right, two winners never are.
+TEST(RaceVerdict, AThrottledCallTookNoEffectAsEverywhere) {
+  // A "not now" neither bound its caller nor was a refusal (Op::not_now, as
+  // the load, the model and capture read it): with no winner and nothing
+  // unanswered, the refusals met a free alias.
   auto v = race_verdict({O::throttled, O::refused, O::refused});
-  EXPECT_EQ(v.kind, RaceVerdict::undecided);
+  EXPECT_EQ(v.kind, RaceVerdict::broken);
   EXPECT_NE(v.text.find("1 throttled"), std::string::npos) << v.text;
   EXPECT_EQ(race_verdict({O::throttled, O::connected, O::refused}).kind, RaceVerdict::held);
   EXPECT_EQ(race_verdict({O::connected, O::throttled, O::connected}).kind, RaceVerdict::broken);
+  // Nothing decided: only "not now"s, or an unanswered call that may have won.
+  EXPECT_EQ(race_verdict({O::throttled, O::throttled}).kind, RaceVerdict::undecided);
+  EXPECT_EQ(race_verdict({O::throttled, O::unknown, O::refused}).kind, RaceVerdict::undecided);
 }
 
 TEST(RaceVerdict, OneWinnerWithUnknownOthersHolds) {
