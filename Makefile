@@ -55,7 +55,12 @@ test: build-all
 # opening the pages (Chromium, not crh, is what runs).
 ASAN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -g1 -DNDEBUG" -DCRH_UNITY_TESTS=ON
 TSAN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
-SANITIZE_EXCLUDE = ^(cli[.]zoo_slice|bench[.]gate_false_alarms_bounded|PercentileIntervalCoverage[.].*|Explore[.]TheHealthyReferenceNeverDivergesOverManySeeds|TagLedger[.](ACorrectTargetNeverMakesAViolationWhateverTheInterleaving|TagsTheTargetRunsAfterTheLoadGaveUpOnThemMakeNoViolation|ATargetThatNeverTagsAnAliasAgainIsCaughtEveryTime)|cli[.]explore|reports[.]browser|(house|build|deploy)[.].*)$$
+SANITIZE_UNIT_EXCLUDE = PercentileIntervalCoverage.*:Explore.TheHealthyReferenceNeverDivergesOverManySeeds:TagLedger.ACorrectTargetNeverMakesAViolationWhateverTheInterleaving:TagLedger.TagsTheTargetRunsAfterTheLoadGaveUpOnThemMakeNoViolation:TagLedger.ATargetThatNeverTagsAnAliasAgainIsCaughtEveryTime
+SANITIZE_EXCLUDE = ^(cli[.]zoo_slice|bench[.]gate_false_alarms_bounded|cli[.]explore|reports[.]browser|(house|build|deploy)[.].*)$$
+# Under the sanitizers the unit tests run a binary at a time
+# (scripts/run-unit-tests.sh: a process per test cost ~85 ms each there), and
+# ctest runs the rest: the command-line tests, named part.name in lower case.
+SANITIZE_CTEST = ^[a-z]+[.]
 # TSan looks for data races: besides every unit test, it runs the command-line
 # tests where crh's threads meet (loads, shards, capture, SIP, signals, hostile
 # peers). The one-client-at-a-time runs (contract verdicts, dialects, goldens,
@@ -74,7 +79,8 @@ sanitize-address-build: deps
 	cmake --build $(BUILD)-asan -j $(JOBS)
 
 sanitize-address-tests:
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) -E '$(SANITIZE_EXCLUDE)'
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 bash scripts/run-unit-tests.sh $(BUILD)-asan '$(SANITIZE_UNIT_EXCLUDE)'
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --test-dir $(BUILD)-asan --output-on-failure -j $(JOBS) -R '$(SANITIZE_CTEST)' -E '$(SANITIZE_EXCLUDE)'
 
 sanitize-thread: sanitize-thread-build
 	$(MAKE) sanitize-thread-tests
@@ -84,7 +90,8 @@ sanitize-thread-build: deps
 	cmake --build $(BUILD)-tsan -j $(JOBS)
 
 sanitize-thread-tests:
-	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -E '$(SANITIZE_EXCLUDE)|$(TSAN_EXCLUDE)'
+	TSAN_OPTIONS=halt_on_error=1 bash scripts/run-unit-tests.sh $(BUILD)-tsan '$(SANITIZE_UNIT_EXCLUDE)'
+	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD)-tsan --output-on-failure -j $(JOBS) -R '$(SANITIZE_CTEST)' -E '$(SANITIZE_EXCLUDE)|$(TSAN_EXCLUDE)'
 
 # libFuzzer targets (clang) for the HTTP/1 readers of core/http1 and the
 # reference service's request handling, each run FUZZ_SECONDS on its seeds.
