@@ -50,16 +50,16 @@ struct Op {
   std::int64_t complete_ns = 0;  // when the answer was complete (or the attempt given up)
   Outcome outcome = Outcome::indeterminate;
   unsigned status = 0;  // HTTP status; 0 when there was no answer
-  // An HTTP "not now" (core::throttled: a 429), outcome `fail`: it took no
-  // effect, so it is no refusal either. (A SIP 503 with Retry-After is
-  // `indeterminate`, unmarked: it may have bound on the way, calls/call_driver.hpp.)
-  bool not_now = false;
   std::string error;    // why there was no answer ("timeout", "reset", ...)
   // The mixed load's reads and writes: the database key or agent addressed,
   // and the value written, or read (a database value; an agent's state field
   // as JSON text); nothing when none was sent or could be read.
   std::string id;
   std::optional<std::string> value;
+  // An HTTP "not now" (core::throttled: a 429), outcome `fail`: it took no
+  // effect, so it is no refusal either. (A SIP 503 with Retry-After is
+  // `indeterminate`, unmarked: it may have bound on the way, calls/call_driver.hpp.)
+  bool not_now = false;  // last: the positional initializers above stay valid
 };
 
 // One JSON object, no newline.
