@@ -7,7 +7,7 @@
 # per test, so a test that leans on another's leftovers still shows there.
 # Usage: run-unit-tests.sh BUILD_DIR [GTEST_NEGATIVE_FILTER]
 #   GTEST_NEGATIVE_FILTER: tests left out, as gtest patterns joined by ':'.
-# Prints a line per binary; on a failure, that binary's whole output. Exits 1
+# Prints a line per binary; on a failure, the failed tests' output. Exits 1
 # if any binary failed or ran past its limit (900 s).
 set -uo pipefail
 build=${1:?usage: run-unit-tests.sh BUILD_DIR [GTEST_NEGATIVE_FILTER]}
@@ -26,8 +26,14 @@ run_one() {  # BINARY LOG_DIR SKIP
   if [ $code -eq 0 ]; then
     echo "passed  $name: ${ran:-?} tests, $(($(date +%s) - t0)) s"
   else
-    echo "FAILED  $name (exit $code$([ $code -eq 124 ] && echo ', past 900 s')): its output follows"
-    cat "$2/$name.log"
+    echo "FAILED  $name (exit $code$([ $code -eq 124 ] && echo ', past 900 s')): the failed tests' output follows"
+    # Each failed test from its RUN line to its FAILED line, then the summary;
+    # a binary that died mid-test (a sanitizer report) shows its last lines.
+    awk '/^\[ RUN      \]/ { buf = "" } { buf = buf $0 "\n" }
+         /^\[  FAILED  \] .*\([0-9]+ ms\)$/ { printf "%s", buf; buf = "" }
+         /^\[==========\] .* ran/ { ended = 1 }
+         END { if (!ended) printf "%s", buf }' "$2/$name.log" | tail -n 400
+    grep -A 40 '^\[==========\] .* ran' "$2/$name.log"
     echo "FAILED  $name"
     touch "$2/failed"
   fi
