@@ -266,10 +266,9 @@ void ledger_untag_done(Run& run, const Op& untag);
 // thread; `sent` and `done` are when it was fired and when its outcome came.
 net::awaitable<calls::CallResult> place_armed(Worker& w, const std::string& alias, const std::string& caller,
                                              Clock::time_point& sent, Clock::time_point& done);
-// What a driver's call result counts as in the statistics, and in the history
-// (the outcome and the "not now" mark of an Op, as the driver read them).
+// What a driver's call result counts as in the statistics (its reading in the
+// history is oracle::read_call_outcome).
 Answer answer_of(const calls::CallResult& r, Clock::time_point done);
-void read_as_the_driver(Op& op, core::CallOutcome o);
 
 // ---- traffic.cpp: requests, and the get and mixed scenarios
 

@@ -187,7 +187,7 @@ net::awaitable<std::size_t> race_armed_callers(Worker& w, Slot& s, oracle::Round
       const Answer a = answer_of(r, done[i]);
       record(w, kind, a, s.sent[i], s.sent[i], tag_sent);
       Op op = make_op(run, round.id, kind, alias, s.numbers[i], s.sent[i], a);
-      read_as_the_driver(op, r.outcome);  // the driver's reading of SIP statuses, not HTTP's
+      oracle::read_call_outcome(op, r.outcome);  // the driver's reading of SIP statuses, not HTTP's
       round.calls.push_back(std::move(op));
       if (kind == OpKind::sip_call && r.outcome == core::CallOutcome::connected) ++winners;
     }
@@ -264,17 +264,6 @@ Answer answer_of(const calls::CallResult& r, Clock::time_point done) {
   }
   if (r.not_now) a.retry_after = 0.0;
   return a;
-}
-
-void read_as_the_driver(Op& op, core::CallOutcome o) {
-  op.not_now = o == core::CallOutcome::throttled;  // took no effect: neither bound nor refused
-  switch (o) {
-    case core::CallOutcome::connected: op.outcome = Outcome::ok; return;
-    case core::CallOutcome::refused:
-    case core::CallOutcome::throttled: op.outcome = Outcome::fail; return;
-    case core::CallOutcome::unknown: break;
-  }
-  op.outcome = Outcome::indeterminate;
 }
 
 net::awaitable<calls::CallResult> place_armed(Worker& w, const std::string& alias, const std::string& caller,

@@ -107,7 +107,7 @@ net::awaitable<void> connection_loop(Worker& w, Conn& c, const Mix* mix, const P
       record(w, OpKind::sip_call, a, due, sent, due);
       if (due >= run.measure_from) ++w.stats.scheduled;
       Op logged = make_op(run, 0, OpKind::sip_call, p->id, caller, sent, a);
-      read_as_the_driver(logged, r.outcome);
+      oracle::read_call_outcome(logged, r.outcome);
       w.log(std::move(logged));
       if (interval.count() > 0) due += interval;
       continue;

@@ -115,4 +115,15 @@ std::string to_json_line(const Op& op) {
   return out;
 }
 
+void read_call_outcome(Op& op, core::CallOutcome o) {
+  op.not_now = o == core::CallOutcome::throttled;
+  switch (o) {
+    case core::CallOutcome::connected: op.outcome = Outcome::ok; return;
+    case core::CallOutcome::refused:
+    case core::CallOutcome::throttled: op.outcome = Outcome::fail; return;
+    case core::CallOutcome::unknown: break;
+  }
+  op.outcome = Outcome::indeterminate;
+}
+
 }  // namespace crh::oracle

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/call_outcome.hpp"
+
 namespace crh::oracle {
 
 // Every operation the generator sends. `call` is a caller's first call in a
@@ -61,6 +63,10 @@ struct Op {
   // `indeterminate`, unmarked: it may have bound on the way, calls/call_driver.hpp.)
   bool not_now = false;  // last: the positional initializers above stay valid
 };
+
+// A call driver's answer as a history reads it: connected is ok, refused a
+// fail, throttled a "not now" (a fail, marked), no answer indeterminate.
+void read_call_outcome(Op& op, core::CallOutcome o);
 
 // One JSON object, no newline.
 std::string to_json_line(const Op& op);

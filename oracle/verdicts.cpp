@@ -51,17 +51,13 @@ Round race_round(const std::vector<CallOutcome>& outcomes) {
   round.id = 1;
   round.tag = {.kind = OpKind::tag, .alias = "raced", .invoke_ns = 0, .complete_ns = 1, .outcome = Outcome::ok};
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const CallOutcome o = outcomes[i];
-    round.calls.push_back({.round = round.id,
-                           .kind = OpKind::call,
-                           .alias = "raced",
-                           .caller = "caller " + std::to_string(i + 1),
-                           .invoke_ns = 2,
-                           .complete_ns = 3,
-                           .outcome = o == CallOutcome::connected                                ? Outcome::ok
-                                      : o == CallOutcome::refused || o == CallOutcome::throttled ? Outcome::fail
-                                                                                                  : Outcome::indeterminate,
-                           .not_now = o == CallOutcome::throttled});
+    Op& call = round.calls.emplace_back(Op{.round = round.id,
+                                           .kind = OpKind::call,
+                                           .alias = "raced",
+                                           .caller = "caller " + std::to_string(i + 1),
+                                           .invoke_ns = 2,
+                                           .complete_ns = 3});
+    read_call_outcome(call, outcomes[i]);
   }
   return round;
 }
