@@ -1,0 +1,74 @@
+// Two deployments compared side by side (issue 38): a candidate and a
+// baseline loaded in short trials, interleaved in pairs in a random order
+// within each pair, and judged on the pairs' ratios. A slow spell of the
+// machine lasting longer than a pair touches both of its trials alike, so it
+// cancels in their ratio; no record of earlier nights is needed.
+//
+// The estimate is the Hodges-Lehmann shift of the pairs' log ratios (the
+// median of their Walsh averages) with the exact Wilcoxon signed-rank
+// interval. It needs the pairs' differences to be symmetric about the true
+// shift, which the design gives: the two trials of a pair run in a random
+// order, so under any shift their noises are exchangeable and their
+// difference symmetric. It needs no normality: a pair caught by a slow spell
+// on one side moves the estimate by one rank, not by its size.
+// Pure functions of numbers.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "nightly/gate.hpp"
+
+namespace crh::nightly {
+
+// The shift of paired differences (candidate minus baseline, on log values).
+struct PairedShift {
+  double estimate = 0;         // Hodges-Lehmann: the median of the Walsh averages
+  double lower = 0, upper = 0;  // the exact signed-rank interval
+  double confidence = 0;       // its exact coverage (0.951 for 10 pairs at 95%)
+  std::size_t pairs = 0;
+};
+
+// Fewest pairs for a 95% interval: with 5 the signed-rank test's smallest
+// two-sided p is 1/16, so no interval reaches 95%.
+inline constexpr std::size_t kMinPairs = 6;
+
+// The shift with the smallest exact interval whose coverage reaches
+// `confidence`; nothing with fewer than kMinPairs differences.
+std::optional<PairedShift> paired_shift(const std::vector<double>& differences, double confidence = 0.95);
+
+// P(W+ <= w) for the signed-rank statistic of n pairs under no shift.
+double signed_rank_cdf(std::size_t n, long w);
+
+// One figure of the candidate against the baseline, judged on its pairs.
+struct PairedInput {
+  std::vector<double> candidate, baseline;  // the figure per pair (> 0), in pair order
+  Better better = Better::lower;
+  double limit_pct = 5;  // --max-regression: worse than this is a regression
+};
+
+struct PairedResult {
+  Verdict verdict = Verdict::no_change;
+  std::size_t pairs = 0;  // pairs with both figures > 0
+  // candidate / baseline, and its interval (ratios, not percent).
+  double ratio = 1, ratio_lower = 1, ratio_upper = 1;
+  double confidence = 0;
+  // The smallest true worsening (percent, positive) that this night's
+  // spread tells apart from no change with 80% probability: the interval's
+  // half-width in the bad direction times (z(0.975) + z(0.80)) / z(0.975).
+  // Unlike the record gate's it does not include the limit.
+  double min_detectable_pct = 0;
+  std::string rule;
+  std::string reason;
+};
+
+// regressed: the ratio is worse than the limit and the whole interval is on
+// the worse side of 1; improved: mirrored; inconclusive: worse than the
+// limit on its face, yet the interval reaches 1; too noisy: otherwise, when
+// the night could not have told apart a worsening of 1.5 x the limit; else
+// no change. Fewer than kMinPairs pairs: inconclusive.
+PairedResult judge_pairs(const PairedInput& in);
+
+}  // namespace crh::nightly
