@@ -9,7 +9,7 @@
 
 namespace crh::runners {
 
-std::optional<std::string> configured_api_key(const std::string& key_file) {
+std::optional<std::string> configured_api_key(const std::string& key_file, const char* env_name) {
   std::string key;
   if (!key_file.empty()) {
     std::ifstream in(key_file, std::ios::binary);
@@ -21,10 +21,10 @@ std::optional<std::string> configured_api_key(const std::string& key_file) {
     while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' '))
       key.pop_back();
     if (key.empty()) throw std::runtime_error("the API key file " + key_file + " is empty");
-  } else if (const char* env = std::getenv("CRH_API_KEY")) {
+  } else if (const char* env = std::getenv(env_name)) {
     key = env;
     if (key.empty())
-      throw std::runtime_error("CRH_API_KEY is set but empty; unset it or give it the key");
+      throw std::runtime_error(std::string(env_name) + " is set but empty; unset it or give it the key");
   } else {
     return std::nullopt;
   }

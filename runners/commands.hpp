@@ -52,6 +52,7 @@ struct LoadOptions {
   LoadFlags load;
   OutputFlags output;
   CaptureFlags capture;
+  AgainstFlags against;
   std::string scenario = "race";
   int threads = 1;
   double duration_s = 10;

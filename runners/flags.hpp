@@ -151,6 +151,20 @@ struct BaselineFlags {
   CLI::Option* add_to(CLI::App* sub, const BaselineHelp& help = {});
 };
 
+// --against, --against-channel, --against-profile, --against-api-key-file,
+// --pairs, --max-regression: the baseline deployment a load is compared with
+// side by side (against.hpp).
+struct AgainstFlags {
+  std::string base_url;      // empty: no comparison
+  std::string channel;       // empty: the candidate's
+  std::string profile_file;  // empty: the candidate's
+  std::string api_key_file;  // empty: CRH_AGAINST_API_KEY, else the candidate's key
+  int pairs = 10;
+  double max_regression = 5;
+
+  void add_to(CLI::App* sub);
+};
+
 // --capture, --capture-interface, --capture-buffer, --capture-limit,
 // --capture-required (issue 14 §1; see capture_session.hpp).
 struct CaptureFlags {

@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 
+#include "against.hpp"
 #include "capture_session.hpp"
 #include "commands.hpp"
 #include "core/profile.hpp"
@@ -86,6 +87,7 @@ int run_load_command(const LoadOptions& o) {
   std::vector<loadgen::Threshold> thresholds;
   if (int code = parse_load_texts(o, config, thresholds)) return code;
   apply_load_numbers(o, config);
+  if (!o.against.base_url.empty()) return run_load_against(o, std::move(config), thresholds);
 
   std::unique_ptr<reference::Server> embedded;
   const int aliases = o.aliases > 0 ? o.aliases : embedded_aliases_for(o.load.connections);

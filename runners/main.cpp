@@ -82,6 +82,27 @@ CLI::Option* BaselineFlags::add_to(CLI::App* sub, const BaselineHelp& help) {
   return baseline;
 }
 
+void AgainstFlags::add_to(CLI::App* sub) {
+  auto* against = sub->add_option("--against", base_url,
+                                  "compare with this baseline deployment (the last release) side by side: "
+                                  "--base-url is the candidate; every ratio is candidate / baseline");
+  sub->add_option("--against-channel", channel, "the baseline's channel (default: --channel)")->needs(against);
+  sub->add_option("--against-profile", profile_file, "the baseline's profile JSON (default: --profile)")
+      ->check(CLI::ExistingFile)
+      ->needs(against);
+  sub->add_option("--against-api-key-file", api_key_file,
+                  "the baseline's API key file (default: CRH_AGAINST_API_KEY, else the candidate's key)")
+      ->needs(against);
+  sub->add_option("--pairs", pairs, "trial pairs, each a --duration load of each target in a random order")
+      ->capture_default_str()
+      ->check(CLI::Range(6, 1000))
+      ->needs(against);
+  sub->add_option("--max-regression", max_regression, "how much worse a figure may get, in percent of the baseline")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 99.0))
+      ->needs(against);
+}
+
 void CaptureFlags::add_to(CLI::App* sub) {
   auto* capture = sub->add_option("--capture", file,
                                   "capture the run's packets to this pcap file with libpcap (the key overwritten; "
@@ -219,6 +240,7 @@ Command add_load_command(CLI::App& app) {
                   "embedded service: aliases per channel (default: enough for the rounds in flight)")
       ->check(CLI::Range(1, 100000));
   o->capture.add_to(sub);
+  o->against.add_to(sub);
   o->output.add_to(sub, {.junit = "write JUnit XML here (a testcase per threshold, and the race's invariant)",
                          .verbose = "list every violation",
                          .quiet = "print only the race, thresholds and verdict"});
