@@ -84,9 +84,10 @@ PairedResult judge_pairs(const PairedInput& in) {
            " interleaved pairs, exact signed-rank interval; limit " + fixed("%g", limit * 100) + "%";
   const auto shift = d.size() >= kMinPairs ? paired_shift(d) : std::nullopt;
   if (!shift) {
-    r.verdict = Verdict::inconclusive;
-    r.reason = std::to_string(d.size()) + " pair(s) with the figure on both sides: at least " +
-               std::to_string(kMinPairs) + " are needed for a 95% interval";
+    r.verdict = Verdict::not_backed;
+    r.reason = "measured on both sides in " + std::to_string(d.size()) + " pair(s) only (a percentile with too few "
+               "samples beyond it is not measured): at least " + std::to_string(kMinPairs) +
+               " are needed for a 95% interval";
     return r;
   }
   r.ratio = std::exp(shift->estimate);

@@ -68,7 +68,8 @@ struct PairedResult {
 // the worse side of 1; improved: mirrored; inconclusive: worse than the
 // limit on its face, yet the interval reaches 1; too noisy: otherwise, when
 // the night could not have told apart a worsening of 1.5 x the limit; else
-// no change. Fewer than kMinPairs pairs: inconclusive.
+// no change. Fewer than kMinPairs pairs with the figure on both sides: not
+// backed (the caller decides whether a night with nothing judged can pass).
 PairedResult judge_pairs(const PairedInput& in);
 
 }  // namespace crh::nightly

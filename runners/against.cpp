@@ -114,7 +114,7 @@ double median_of(std::vector<double> v) {
 
 // Prints the table and the reasons; returns the comparison's exit code.
 int judge_and_print(const Side& candidate, const Side& baseline, double limit_pct, bool verbose) {
-  std::size_t regressed = 0, unclear = 0, noisy = 0, judged = 0;
+  std::size_t regressed = 0, unclear = 0, noisy = 0, judged = 0, unbacked = 0;
   std::string reasons;
   std::printf("%-28s %11s %11s %7s %17s %7s  %s\n", "figure", "candidate", "baseline", "ratio", "interval", "MDC",
               "verdict");
@@ -123,7 +123,8 @@ int judge_and_print(const Side& candidate, const Side& baseline, double limit_pc
     if (other == baseline.values.end()) continue;
     const auto r = nightly::judge_pairs(
         {candidate.values.at(key), other->second, figure.better, limit_pct});
-    ++judged;
+    if (r.verdict == nightly::Verdict::not_backed) ++unbacked;
+    else ++judged;
     regressed += r.verdict == nightly::Verdict::regressed;
     unclear += r.verdict == nightly::Verdict::inconclusive;
     noisy += r.verdict == nightly::Verdict::too_noisy;
@@ -156,7 +157,8 @@ int judge_and_print(const Side& candidate, const Side& baseline, double limit_pc
     return results::kExitCouldNotTell;
   }
   std::cout << kCommand << ": no figure worse than the " << lim << " limit (" << judged << " judged"
-            << (noisy ? ", " + std::to_string(noisy) + " too noisy to tell" : std::string()) << ")\n";
+            << (noisy ? ", " + std::to_string(noisy) + " too noisy to tell" : std::string())
+            << (unbacked ? ", " + std::to_string(unbacked) + " not measured in enough pairs" : std::string()) << ")\n";
   return results::kExitOk;
 }
 
@@ -204,12 +206,20 @@ int run_load_against(const LoadOptions& o, loadgen::LoadConfig config, const std
   for (auto* side : {&candidate, &baseline})
     for (auto& [key, v] : side->values) v.resize(done);
   int code = judge_and_print(candidate, baseline, o.against.max_regression, o.output.verbose);
+  // A side whose own load failed (its invariant, a threshold, or answers
+  // that prove nothing, such as a key it refuses) was not measured doing its
+  // work: the candidate's failure fails the night; the baseline's leaves
+  // nothing sound to compare with.
   for (const Side* side : {&candidate, &baseline})
-    if (side->failed_trials)
-      std::cout << kCommand << ": the " << side->name << "'s own load failed (its invariant or a threshold) in "
-                << side->failed_trials << " of " << done << " trials" << (side == &candidate ? "" : "; its figures are still compared")
-                << "\n";
-  if (candidate.failed_trials) code = results::worse_exit(code, results::kExitFailed);
+    if (side->failed_trials) {
+      const bool mine = side == &candidate;
+      std::cout << kCommand << ": " << (mine ? "FAILED" : "COULD NOT TELL") << ": the " << side->name
+                << "'s own load failed in " << side->failed_trials << " of " << done
+                << " trials (its invariant, a threshold, or answers that prove nothing; run crh load --base-url "
+                << side->config.target.base.to_string() << " alone to see why)"
+                << (mine ? "" : ": the comparison with it says nothing of the candidate") << "\n";
+      code = results::worse_exit(code, mine ? results::kExitFailed : results::kExitCouldNotTell);
+    }
   if (done < pairs) {
     std::cout << kCommand << ": interrupted after " << done << " of " << pairs << " pairs\n";
     code = results::worse_exit(code, results::kExitFailed);

@@ -154,13 +154,14 @@ TEST(JudgePairs, ThroughputIsWorseWhenLowerAndTheRatioIsCandidateOverBaseline) {
   EXPECT_NEAR(better.ratio, 1.25, 1e-9);
 }
 
-TEST(JudgePairs, WorseOnItsFaceButNoisyIsInconclusiveAndFewPairsNeverPass) {
+TEST(JudgePairs, WorseOnItsFaceButNoisyIsInconclusiveAndFewPairsAreNotBacked) {
   // Five pairs 30% worse and five 10% better: worse than the limit on its face, the interval reaches 1.
   const auto r = judge_pairs({{1.3, 0.9, 1.3, 0.9, 1.3, 0.9, 1.3, 0.9, 1.3, 1.3}, std::vector<double>(10, 1.0),
                               Better::lower, 5});
   EXPECT_EQ(r.verdict, Verdict::inconclusive) << r.reason;
-  const auto few = judge_pairs({{2, 2, 2, 2, 2}, {1, 1, 1, 1, 1}, Better::lower, 5});
-  EXPECT_EQ(few.verdict, Verdict::inconclusive) << few.reason;
+  const auto few = judge_pairs({{2, 2, 2, 2, 2, 2}, {1, 1, 1, 1, 1, 0}, Better::lower, 5});
+  EXPECT_EQ(few.verdict, Verdict::not_backed) << few.reason;
+  EXPECT_EQ(few.pairs, 5u) << "a pair without the figure on one side is left out";
   EXPECT_NE(few.reason.find("at least 6"), std::string::npos) << few.reason;
   const auto noisy = judge_pairs({{1.0, 1.5, 0.7, 1.4, 0.75, 1.0, 1.3, 0.8, 1.0, 0.96}, std::vector<double>(10, 1.0),
                                   Better::lower, 5});
