@@ -64,10 +64,15 @@ void connects(CheckContext& ctx, const std::string& alias, const std::string& ca
     ctx.fail(rule, what + ": expected the call to connect, got " + r.evidence);
 }
 
+// `alive_until`: when the tag may have ended; a call connected by an answer
+// that came later may have been taken after the end: too late to tell.
 void refused_call(CheckContext& ctx, const std::string& alias, const std::string& caller, std::string_view rule,
-                  const std::string& why) {
+                  const std::string& why, std::optional<Clock::time_point> alive_until = std::nullopt) {
   const std::string what = caller + " calls alias " + alias + " (" + why + ")";
   auto r = place(ctx, alias, caller);
+  if (alive_until && Clock::now() >= *alive_until && r.outcome == core::CallOutcome::connected)
+    ctx.indeterminate(what + ": connected, but its answer came after the tag may have ended (the run was too slow "
+                      "to tell): " + r.evidence);
   if (r.exchange) {  // an HTTP answer: judged whole (refused with a msg, a status the profile expects)
     ctx.refused(*r.exchange, rule, what, ctx.statuses().call_refused);
     return;
@@ -205,8 +210,12 @@ void same_tag_name(CheckContext& ctx) {
 }
 
 // T1 from the alias list: `tagged` says whether the alias should show a tag.
-void listed_tag(CheckContext& ctx, const std::string& alias, bool tagged, const std::string& when) {
-  for (const auto& a : list_aliases(ctx))
+// A list answered after `judged_until` is not judged (the tag may have ended).
+void listed_tag(CheckContext& ctx, const std::string& alias, bool tagged, const std::string& when,
+                std::optional<Clock::time_point> judged_until = std::nullopt) {
+  const auto listed = list_aliases(ctx);
+  if (judged_until && Clock::now() >= *judged_until) return;
+  for (const auto& a : listed)
     if (a.id == alias)
       ctx.prefer(tagged == (tag_of(ctx, a.value).value_or(tagged ? "x" : "") != ""), "T1",
                  "alias list " + when + ": expected alias " + alias + (tagged ? " still tagged" : " untagged") +
@@ -230,8 +239,10 @@ void lifetime(CheckContext& ctx) {
   ctx.sleep_until(answered + life / 2);
   if (Clock::now() >= sent + life - life / 10)
     ctx.indeterminate("could not look at the tag before the end of its lifetime (the run was too slow)");
-  refused_call(ctx, alias, ctx.caller(2), "B3", "at half the tag's lifetime, the alias is still bound");
-  listed_tag(ctx, alias, true, "at half the lifetime");
+  // The tag began no earlier than its request left: an answer that came
+  // before sent + life was given while it held.
+  refused_call(ctx, alias, ctx.caller(2), "B3", "at half the tag's lifetime, the alias is still bound", sent + life);
+  listed_tag(ctx, alias, true, "at half the lifetime", sent + life);
   // The look after the lifetime needs the channel to itself: from here no
   // quick check starts, so the one running (slower than a lifetime on a
   // loaded sanitized run) ends before that look is due.

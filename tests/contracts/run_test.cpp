@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -70,19 +71,33 @@ TEST_F(ContractRun, HealthyReferencePassesEveryCheckWithoutWarnings) {
   EXPECT_TRUE(report.notes.empty()) << report.notes.front();
 }
 
+// A run made too slow to tell by a loaded (sanitized) machine says so
+// (expiry.lifetime indeterminate) and gets two more tries; a correct service
+// never fails.
+RunReport slow_run_decided(const RunOptions& options) {
+  auto report = run_contract(options);
+  for (int attempt = 1; attempt < 3; ++attempt) {
+    const auto lifetime = std::find_if(report.results.begin(), report.results.end(),
+                                       [](const auto& c) { return c.id == "expiry.lifetime"; });
+    if (lifetime == report.results.end() || lifetime->outcome != Outcome::indeterminate) break;
+    report = run_contract(options);
+  }
+  return report;
+}
+
 TEST_F(ContractRun, SlowRunDecidesTheExpiryChecksToo) {
-  start({}, 300ms);
+  start({}, 1000ms);
   options_.slow = true;
-  auto report = run_contract(options_);
+  auto report = slow_run_decided(options_);
   EXPECT_EQ(report.exit_code, 0) << failures(report);
   EXPECT_EQ(by_id(report).at("expiry.lifetime")->outcome, Outcome::pass) << failures(report);
   for (const auto& c : report.results) EXPECT_NE(c.outcome, Outcome::skip) << c.id;
 }
 
 TEST_F(ContractRun, EveryRuleOfTheCatalogueIsCoveredByAPassingCheck) {
-  start({}, 300ms);
+  start({}, 1000ms);
   options_.slow = true;
-  auto report = run_contract(options_);
+  auto report = slow_run_decided(options_);
   auto doc = result_document(report, options_, true);
   for (const auto& rule : doc.at("rules").as_array()) {
     EXPECT_EQ(rule.at("outcome").as_string(), "pass") << rule.at("id").as_string();
