@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Issue 38's A/A experiment for `crh load --against`: two identical `crh
+# serve` targets, N nights of interleaved trial pairs, while one fixed
+# background job loads the machine (`stress-ng --cpu 1`, unless
+# BACKGROUND=none). Every night is a false alarm if it regresses (exit 1) and
+# a failure to decide if it could not tell (exit 4). With SLOWER_US=N the
+# candidate is `crh serve --delay-us N` instead: the same nights measure the
+# power to flag that slowdown. Prints one line per night and the tallies, and
+# the median minimum detectable change (MDC) per figure.
+# Usage: bench/ab/aa.sh CRH [NIGHTS] [-- crh load flags...]
+#   defaults: 10 nights; --scenario get --connections 4 --duration 2 --pairs 10
+#   PIN=1 (default) pins both targets to CPU 1 and the generator to CPU 0.
+# Loopback only. A night takes about (pairs x 2 x duration) + 10 s.
+set -euo pipefail
+crh=$(realpath "${1:?usage: aa.sh CRH [NIGHTS] [-- load flags]}")
+nights=${2:-10}
+shift $(($# >= 2 ? 2 : 1))
+[ "${1:-}" = "--" ] && shift
+flags=("$@")
+[ ${#flags[@]} -gt 0 ] || flags=(--scenario get --connections 4 --duration 2 --pairs 10)
+work=$(mktemp -d)
+pids=()
+trap 'for p in ${pids[@]+"${pids[@]}"}; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+pin_target=() pin_gen=()
+if [ "${PIN:-1}" = 1 ]; then pin_target=(taskset -c 1); pin_gen=(taskset -c 0); fi
+export CRH_API_KEY=bench-aa-$RANDOM$RANDOM
+serve() {  # file, extra flags
+  "${pin_target[@]}" "$crh" serve --listen 127.0.0.1:0 --threads 1 "${@:2}" >"$1" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q 'http://' "$1" && break; sleep 0.1; done
+  grep -o 'http://127\.0\.0\.1:[0-9]*' "$1" | head -n 1
+}
+baseline=$(serve "$work/b.out")
+slower=()
+[ -n "${SLOWER_US:-}" ] && slower=(--delay-us "$SLOWER_US")
+candidate=$(serve "$work/c.out" ${slower[@]+"${slower[@]}"})
+if [ "${BACKGROUND:-stress}" = stress ]; then
+  stress-ng --cpu 1 --timeout 0 >/dev/null 2>&1 &
+  pids+=($!)
+fi
+echo "aa.sh: $nights nights, candidate $candidate${SLOWER_US:+ (--delay-us $SLOWER_US)}, baseline $baseline," \
+  "background ${BACKGROUND:-stress}, pinned ${PIN:-1}; flags: ${flags[*]}"
+regressed=0 unclear=0 passed=0
+for n in $(seq "$nights"); do
+  code=0
+  "${pin_gen[@]}" "$crh" load "${flags[@]}" --seed "$n" --base-url "$candidate" --against "$baseline" \
+    >"$work/night.out" 2>&1 || code=$?
+  case $code in 0) passed=$((passed + 1)) ;; 1) regressed=$((regressed + 1)) ;; 4) unclear=$((unclear + 1)) ;;
+    *) echo "night $n: exit $code"; cat "$work/night.out"; exit 2 ;; esac
+  grep -E '^[a-z]+ [a-z-]+ (p50|p99|throughput) ' "$work/night.out" | sed "s/^/$n /" >>"$work/figures"
+  echo "night $n: exit $code: $(tail -n 1 "$work/night.out")"
+done
+echo "nights: $nights; regressed (exit 1): $regressed; could not tell (exit 4): $unclear; passed: $passed"
+# Median MDC and ratio per figure over the nights (columns: night, scenario, op, figure, cand, unit?, ...).
+python3 - "$work/figures" <<'PY'
+import statistics, sys, collections
+mdc, ratio, verdicts = collections.defaultdict(list), collections.defaultdict(list), collections.defaultdict(collections.Counter)
+for line in open(sys.argv[1]):
+    parts = line.split()
+    key = " ".join(parts[1:4])
+    rest = parts[4:]
+    pct = [p for p in rest if p.endswith("%")]
+    verdict = rest[-1] if rest[-2] not in ("too", "no") else rest[-2] + " " + rest[-1]
+    verdicts[key][verdict] += 1
+    if pct: mdc[key].append(float(pct[-1][:-1]))
+    nums = [p for p in rest if p.replace(".", "", 1).isdigit()]
+    if nums: ratio[key].append(float(nums[0]))
+for key in verdicts:
+    m = statistics.median(mdc[key]) if mdc[key] else float("nan")
+    print(f"{key:28s} median MDC {m:6.1f}%  verdicts {dict(verdicts[key])}")
+PY
