@@ -2,49 +2,71 @@
 #include "core/outside.hpp"
 
 #include <boost/json.hpp>
+#include <algorithm>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "core/redact.hpp"
 
 namespace crh::core {
 namespace {
 
-struct RunKey {
-  std::mutex mutex;
+// The keys of the run (one, or two when two deployments are compared), each
+// with whether it is too short to look for in the harness's own words.
+struct Key {
+  std::string key;
   std::shared_ptr<const Redactor> redactor;
   bool is_short = true;
 };
 
-RunKey& run_key() {
-  static RunKey k;
+struct RunKeys {
+  std::mutex mutex;
+  std::vector<Key> keys;
+};
+
+RunKeys& run_keys() {
+  static RunKeys k;
   return k;
 }
 
-std::pair<std::shared_ptr<const Redactor>, bool> current() {
-  auto& k = run_key();
+std::vector<Key> current() {
+  auto& k = run_keys();
   std::lock_guard lock(k.mutex);
-  return {k.redactor, k.is_short};
+  return k.keys;
+}
+
+std::string redact_all(const std::vector<Key>& keys, std::string_view text, bool long_only) {
+  std::string out(text);
+  for (const auto& k : keys)
+    if (!long_only || !k.is_short) out = k.redactor->redact(out);
+  return out;
 }
 
 }  // namespace
 
 void register_run_key(std::string_view key) {
-  auto redactor = key.empty() ? nullptr : std::make_shared<const Redactor>(key);
-  auto& k = run_key();
+  auto& k = run_keys();
   std::lock_guard lock(k.mutex);
-  k.redactor = std::move(redactor);
-  k.is_short = key_is_short(key);
+  k.keys.clear();
+  if (!key.empty()) k.keys.push_back({std::string(key), std::make_shared<const Redactor>(key), key_is_short(key)});
 }
 
-std::string from_target(std::string_view text) {
-  auto [redactor, is_short] = current();
-  return redactor ? redactor->redact(text) : std::string(text);
+void add_run_key(std::string_view key) {
+  if (key.empty()) return;
+  auto& k = run_keys();
+  std::lock_guard lock(k.mutex);
+  for (const auto& known : k.keys)
+    if (known.key == key) return;
+  k.keys.push_back({std::string(key), std::make_shared<const Redactor>(key), key_is_short(key)});
+  // Longest first: a key that holds another is hidden whole before the shorter one cuts into it.
+  std::stable_sort(k.keys.begin(), k.keys.end(), [](const Key& a, const Key& b) { return a.key.size() > b.key.size(); });
 }
+
+std::string from_target(std::string_view text) { return redact_all(current(), text, false); }
 
 std::string from_target(std::string_view text, std::size_t max) {
-  auto [redactor, is_short] = current();
-  return redactor ? redactor->excerpt(text, max) : shorten(text, max);
+  return shorten(redact_all(current(), text, false), max);  // redaction first: a cut never leaves a key's prefix
 }
 
 std::string answer_text(const Exchange& x) {
@@ -55,17 +77,14 @@ std::string answer_text(const Exchange& x) {
   return "HTTP " + std::to_string(x.response->status) + " (body: " + body + ")";
 }
 
-std::string composed(std::string_view text) {
-  auto [redactor, is_short] = current();
-  return redactor && !is_short ? redactor->redact(text) : std::string(text);
-}
+std::string composed(std::string_view text) { return redact_all(current(), text, true); }
 
 void redact_values(boost::json::value& document) {
-  auto [redactor, is_short] = current();
-  if (!redactor || is_short) return;
-  auto walk = [r = redactor](auto& self, boost::json::value& v) -> void {
+  const auto keys = current();
+  if (std::none_of(keys.begin(), keys.end(), [](const Key& k) { return !k.is_short; })) return;
+  auto walk = [&keys](auto& self, boost::json::value& v) -> void {
     if (auto* s = v.if_string()) {
-      if (auto redacted = r->redact(*s); redacted != std::string_view(*s)) *s = redacted;
+      if (auto redacted = redact_all(keys, *s, true); redacted != std::string_view(*s)) *s = redacted;
     } else if (auto* a = v.if_array()) {
       for (auto& e : *a) self(self, e);
     } else if (auto* o = v.if_object()) {

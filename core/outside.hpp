@@ -17,7 +17,11 @@
 
 namespace crh::core {
 
-void register_run_key(std::string_view key);
+void register_run_key(std::string_view key);  // the run's only key from now on ("": none)
+// One more key redacted beside those registered: a load registers its
+// target's this way, so two targets loaded side by side (crh load
+// --against) keep both keys out of everything.
+void add_run_key(std::string_view key);
 
 // Bytes the target sent, fit to show: the run's key redacted in every
 // encoding (core::Redactor), whatever its length.

@@ -184,7 +184,7 @@ std::optional<std::string> tagged_alias_id(const core::FieldNames& names, const 
 }
 
 Discovery discover(const LoadConfig& c, FoundState& found) {
-  core::register_run_key(c.target.api_key);
+  core::add_run_key(c.target.api_key);  // beside a compared target's (crh load --against)
   core::HttpClient client(c.target.base, around_load(c, std::min(c.timeout, std::chrono::milliseconds(3000))));
   const std::string base = c.target.base.to_string();
   Discovery d;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 #include <boost/json.hpp>
 
@@ -116,6 +117,54 @@ json::array changes_of(const std::vector<const Night*>& window, const Tonight& t
   return out;
 }
 
+// Every scalar of a fingerprint by its path ("loads[0].connections").
+std::map<std::string, std::string> flatten(const json::object& fields) {
+  std::map<std::string, std::string> out;
+  auto walk = [&](auto& self, const json::value& v, const std::string& path) -> void {
+    if (const auto* o = v.if_object()) {
+      for (const auto& [key, value] : *o) self(self, value, path.empty() ? std::string(key) : path + "." + std::string(key));
+    } else if (const auto* a = v.if_array()) {
+      for (std::size_t i = 0; i < a->size(); ++i) self(self, (*a)[i], path + "[" + std::to_string(i) + "]");
+    } else {
+      out[path] = json::serialize(v);
+    }
+  };
+  walk(walk, json::value(fields), "");
+  return out;
+}
+
+// "no comparable night in the record: ...", naming the fields in which
+// tonight's fingerprint differs from the nearest recorded night's (the one
+// differing in fewest fields, the latest of those): a changed port or
+// connection count splits the record, and the reader must see which.
+std::string no_comparable_night(const Tonight& tonight, const std::vector<Night>& record) {
+  std::string out = "no comparable night in the record: nothing was compared, so tonight can neither regress nor "
+                    "show a change";
+  const Night* nearest = nullptr;
+  std::vector<std::string> nearest_diffs;
+  const auto mine = flatten(tonight.fingerprint_fields);
+  for (const auto& n : record) {
+    if (n.started_at >= tonight.started_at) continue;
+    const auto theirs = flatten(n.fingerprint_fields);
+    std::vector<std::string> diffs;
+    for (const auto& [path, value] : mine)
+      if (auto it = theirs.find(path); it == theirs.end() || it->second != value)
+        diffs.push_back(path + " " + (it == theirs.end() ? "(none)" : it->second) + " -> " + value);
+    for (const auto& [path, value] : theirs)
+      if (!mine.contains(path)) diffs.push_back(path + " " + value + " -> (none)");
+    if (diffs.empty()) continue;  // the same fingerprint: not comparable for another reason (failed, unreliable)
+    if (!nearest || diffs.size() <= nearest_diffs.size()) {
+      nearest = &n;
+      nearest_diffs = std::move(diffs);
+    }
+  }
+  if (!nearest) return out + (record.empty() ? " (the record is empty: tonight starts it)"
+                                             : " (the nights of tonight's fingerprint did not pass, or were unreliable)");
+  out += "; the nearest recorded night, " + nearest->id + ", differs in";
+  for (std::size_t i = 0; i < nearest_diffs.size(); ++i) out += (i ? ", " : " ") + nearest_diffs[i];
+  return out + " (the record is kept per fingerprint: a change of these starts a new one)";
+}
+
 }  // namespace
 
 json::object compare_with_nights(const Tonight& tonight, const std::vector<Night>& record,
@@ -171,7 +220,8 @@ json::object compare_with_nights(const Tonight& tonight, const std::vector<Night
                                            {c::nights_at_level, cp.nights_at_level}});
     }
   }
-  if (window.size() < kMinNights)
+  if (window.empty()) notes.emplace(notes.begin(), no_comparable_night(tonight, record));
+  else if (window.size() < kMinNights)
     notes.emplace_back(std::to_string(window.size()) + " comparable night(s) in the record (fewer than " +
                        std::to_string(kMinNights) + "): judged against the last one with its interval");
   // Regressions first, the worst first: what a reader looks for; then could-not-tell.

@@ -19,6 +19,9 @@ struct Tonight {
   std::string tool_version;
   std::string cpu;
   std::vector<std::string> unreliable;  // unreliable_reasons() of its loads
+  // What the fingerprint is a hash of, to name what differs from the record
+  // (last: positional initializers above stay valid).
+  boost::json::object fingerprint_fields;
 };
 
 // Per figure the gate (gate.hpp) against the comparable nights of the same

@@ -339,11 +339,18 @@ json::object run_document(RunParts parts, std::optional<json::object> comparison
     if (parts.contract) reason = "every contract check held";
     if (!parts.loads.empty())
       reason += std::string(reason.empty() ? "" : ", ") + "no invariant broke, every threshold held";
-    if (comparison)
+    if (comparison) {
+      const DocView c(*comparison);
+      const bool nights = c.find(k::comparison::mode).str() == "nights";
+      // A first night of its fingerprint compared nothing: its first note says so and why.
+      const auto notes = c.find(k::comparison::notes).items();
+      const bool compared_nothing = nights && c.find(k::comparison::figures).items().empty() && !notes.empty() &&
+                                    notes.front().str().starts_with("no comparable night");
       reason += std::string(reason.empty() ? "" : ", ") +
-                (DocView(*comparison).find(k::comparison::mode).str() == "nights"
-                     ? "no figure regressed beyond the nights' spread and the limit"
-                     : "no figure regressed beyond the limit");
+                (compared_nothing ? notes.front().str()
+                 : nights         ? "no figure regressed beyond the nights' spread and the limit"
+                                  : "no figure regressed beyond the limit");
+    }
     if (reason.empty()) reason = "nothing ran";
   }
   namespace v = k::verdict;

@@ -5,7 +5,9 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
+#include <thread>
 
 #include "api_key.hpp"
 #include "commands.hpp"
@@ -14,7 +16,9 @@
 #include "load_session.hpp"
 #include "nightly/figures.hpp"
 #include "nightly/paired.hpp"
+#include "results/keys_load.hpp"
 #include "results/verdict.hpp"
+#include "results/view.hpp"
 #include "target_setup.hpp"
 
 namespace crh::runners {
@@ -90,6 +94,69 @@ int run_trial(Side& side, std::size_t pair, std::size_t pairs, const std::vector
     side.figures.emplace(f.key(), std::move(f));
   }
   return results::kExitOk;
+}
+
+// The duet's figures of one side: each step of its series (the same seconds
+// on both sides, since both measured from one instant) is a pair.
+void take_series(Side& side, const boost::json::object& document, const std::string& scenario) {
+  namespace k = results::keys;
+  const results::DocView doc(document);
+  const double step = std::max(1.0, doc.find(k::load::series_step_s).maybe_num().value_or(1));
+  const auto put = [&](const std::string& figure, std::string unit, nightly::Better better, std::size_t t, double v) {
+    const std::string key = scenario + " all " + figure;
+    auto& values = side.values[key];
+    if (values.size() <= t) values.resize(t + 1, 0);
+    values[t] = v;
+    side.figures.emplace(key, nightly::NightFigure{.scenario = scenario, .operation = "all", .figure = figure,
+                                                   .unit = std::move(unit), .better = better});
+  };
+  for (const auto& point : doc.find(k::load::series).items()) {
+    const auto t = static_cast<std::size_t>(point[k::series::t].num() / step);
+    put("throughput", "per_second", nightly::Better::higher, t, point[k::series::requests].num() / step);
+    put("p50", "ns", nightly::Better::lower, t, point.find(k::series::p50_ns).maybe_num().value_or(0));
+    put("p99", "ns", nightly::Better::lower, t, point.find(k::series::p99_ns).maybe_num().value_or(0));
+  }
+}
+
+bool started_late(const boost::json::object& document) {
+  namespace k = results::keys;
+  for (const auto& s : results::DocView(document).find(k::load::shards).items())
+    if (s.find(k::shard::late).is_bool() && s.find(k::shard::late).boolean()) return true;
+  return false;
+}
+
+// Both sides loaded at once, each with the --connections and --threads
+// given, measuring from one instant. Returns the number of series steps
+// (pairs), or nothing after printing why, with `code` set.
+std::optional<std::size_t> run_duet(const LoadOptions& o, Side& candidate, Side& baseline,
+                                    const std::vector<loadgen::Threshold>& thresholds, int& code) {
+  // Both discoveries are done well before the instant (a side that is not
+  // starts late, and its seconds would not be the other's).
+  const auto at = std::chrono::system_clock::now() + std::chrono::seconds(3);
+  candidate.config.start_at = baseline.config.start_at = at;
+  std::optional<LoadSession> theirs;
+  std::thread second([&] { theirs = run_load_session(baseline.config, thresholds, false, false); });
+  LoadSession mine = run_load_session(candidate.config, thresholds, candidate.embedded, false);
+  second.join();
+  std::size_t steps = 0;
+  for (auto [side, session] : {std::pair{&candidate, &mine}, std::pair{&baseline, &*theirs}}) {
+    if (!session->document) {
+      std::cerr << kCommand << ": the " << side->name << "'s load could not run: " << session->error << "\n";
+      code = session->exit_code ? session->exit_code : results::kExitUnreachable;
+      return std::nullopt;
+    }
+    if (started_late(*session->document)) {
+      std::cerr << kCommand << ": the " << side->name
+                << "'s load began measuring after the common instant (its set-up took over 3 s): the two sides' "
+                   "seconds are not the same, so nothing is compared\n";
+      code = results::kExitCouldNotTell;
+      return std::nullopt;
+    }
+    if (session->exit_code == results::kExitFailed) ++side->failed_trials;
+    take_series(*side, *session->document, o.scenario);
+    for (const auto& [key, v] : side->values) steps = std::max(steps, v.size());
+  }
+  return steps;
 }
 
 std::string shown(double value, const std::string& unit) {
@@ -179,30 +246,42 @@ int run_load_against(const LoadOptions& o, loadgen::LoadConfig config, const std
   candidate.embedded = embedded != nullptr;
   if (int code = set_up_baseline(o, candidate.config.target, baseline)) return code;
 
+  const bool duet = o.against.design == "duet";
   const auto pairs = static_cast<std::size_t>(o.against.pairs);
   std::cout << kCommand << ": " << o.scenario << ", candidate " << candidate.config.target.base.to_string()
             << (candidate.embedded ? " (embedded reference service)" : "") << ", baseline "
-            << baseline.config.target.base.to_string() << "; " << pairs << " pairs of " << o.duration_s
-            << " s trials, the order within each pair drawn from seed " << o.seed << "; limit " << o.against.max_regression
-            << "%\n"
+            << baseline.config.target.base.to_string() << "; "
+            << (duet ? "both loaded at once for " + std::to_string(o.duration_s).substr(0, 4) +
+                           " s, judged per second of the series"
+                     : std::to_string(pairs) + " pairs of " + std::to_string(o.duration_s).substr(0, 4) +
+                           " s trials, the order within each pair drawn from seed " + std::to_string(o.seed))
+            << "; limit " << o.against.max_regression << "%\n"
             << std::flush;
   InterruptScope interrupt;
-  std::mt19937_64 order(o.seed ^ 0x38a6b0c1d2e3f405ULL);
   std::size_t done = 0;
-  for (; done < pairs && !InterruptScope::requested().load(); ++done) {
-    const bool baseline_first = std::bernoulli_distribution(0.5)(order);
-    Side* sides[2] = {baseline_first ? &baseline : &candidate, baseline_first ? &candidate : &baseline};
-    for (Side* side : sides)
-      if (int code = run_trial(*side, done, pairs, thresholds)) {
-        if (embedded) embedded->stop();
-        return code;
-      }
-    if (!o.output.quiet)
-      std::cout << "  pair " << done + 1 << "/" << pairs << ": " << sides[0]->name << ", then " << sides[1]->name
-                << "\n"
-                << std::flush;
+  if (duet) {
+    int code = 0;
+    const auto steps = run_duet(o, candidate, baseline, thresholds, code);
+    if (embedded) embedded->stop();
+    if (!steps) return code;
+    done = *steps;
+  } else {
+    std::mt19937_64 order(o.seed ^ 0x38a6b0c1d2e3f405ULL);
+    for (; done < pairs && !InterruptScope::requested().load(); ++done) {
+      const bool baseline_first = std::bernoulli_distribution(0.5)(order);
+      Side* sides[2] = {baseline_first ? &baseline : &candidate, baseline_first ? &candidate : &baseline};
+      for (Side* side : sides)
+        if (int code = run_trial(*side, done, pairs, thresholds)) {
+          if (embedded) embedded->stop();
+          return code;
+        }
+      if (!o.output.quiet)
+        std::cout << "  pair " << done + 1 << "/" << pairs << ": " << sides[0]->name << ", then " << sides[1]->name
+                  << "\n"
+                  << std::flush;
+    }
+    if (embedded) embedded->stop();
   }
-  if (embedded) embedded->stop();
   for (auto* side : {&candidate, &baseline})
     for (auto& [key, v] : side->values) v.resize(done);
   int code = judge_and_print(candidate, baseline, o.against.max_regression, o.output.verbose);
@@ -214,14 +293,15 @@ int run_load_against(const LoadOptions& o, loadgen::LoadConfig config, const std
     if (side->failed_trials) {
       const bool mine = side == &candidate;
       std::cout << kCommand << ": " << (mine ? "FAILED" : "COULD NOT TELL") << ": the " << side->name
-                << "'s own load failed in " << side->failed_trials << " of " << done
-                << " trials (its invariant, a threshold, or answers that prove nothing; run crh load --base-url "
+                << "'s own load failed"
+                << (duet ? std::string() : " in " + std::to_string(side->failed_trials) + " of " + std::to_string(done) + " trials")
+                << " (its invariant, a threshold, or answers that prove nothing; run crh load --base-url "
                 << side->config.target.base.to_string() << " alone to see why)"
                 << (mine ? "" : ": the comparison with it says nothing of the candidate") << "\n";
       code = results::worse_exit(code, mine ? results::kExitFailed : results::kExitCouldNotTell);
     }
-  if (done < pairs) {
-    std::cout << kCommand << ": interrupted after " << done << " of " << pairs << " pairs\n";
+  if (InterruptScope::requested().load()) {
+    std::cout << kCommand << ": interrupted after " << done << (duet ? " seconds" : " of " + std::to_string(pairs) + " pairs") << "\n";
     code = results::worse_exit(code, results::kExitFailed);
   }
   return code;

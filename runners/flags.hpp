@@ -152,13 +152,14 @@ struct BaselineFlags {
 };
 
 // --against, --against-channel, --against-profile, --against-api-key-file,
-// --pairs, --max-regression: the baseline deployment a load is compared with
+// --design, --pairs, --max-regression: the baseline deployment a load is compared with
 // side by side (against.hpp).
 struct AgainstFlags {
   std::string base_url;      // empty: no comparison
   std::string channel;       // empty: the candidate's
   std::string profile_file;  // empty: the candidate's
   std::string api_key_file;  // empty: CRH_AGAINST_API_KEY, else the candidate's key
+  std::string design = "trials";  // trials | duet
   int pairs = 10;
   double max_regression = 5;
 

@@ -93,7 +93,13 @@ void AgainstFlags::add_to(CLI::App* sub) {
   sub->add_option("--against-api-key-file", api_key_file,
                   "the baseline's API key file (default: CRH_AGAINST_API_KEY, else the candidate's key)")
       ->needs(against);
-  sub->add_option("--pairs", pairs, "trial pairs, each a --duration load of each target in a random order")
+  sub->add_option("--design", design,
+                  "trials: pairs of short loads, one target after the other in a random order; duet: both loaded at "
+                  "once for --duration, judged per second")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trials", "duet"}))
+      ->needs(against);
+  sub->add_option("--pairs", pairs, "trials: pairs, each a --duration load of each target in a random order")
       ->capture_default_str()
       ->check(CLI::Range(6, 1000))
       ->needs(against);
@@ -255,9 +261,11 @@ Command add_run_command(CLI::App& app) {
   o->target.add_to(sub);
   o->contract.add_to(sub,
                      {.suite = "only these contract suites (repeatable)", .strict = "SHOULD findings fail the run"});
-  sub->add_option("--load-duration", o->load_duration_s, "seconds each load is measured (0: no load)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
+  auto* duration = sub->add_option("--load-duration", o->load_duration_s,
+                                   "seconds each load is measured (0: no load; with --nights: " +
+                                       std::to_string(static_cast<int>(kNightLoadDuration)) + ")")
+                       ->capture_default_str()
+                       ->check(CLI::Range(0.0, 86400.0));
   sub->add_option("--scenario", o->scenarios, "the loads, in order (repeatable): race, mixed, get")
       ->capture_default_str();
   o->load.add_to(sub, {.connections = "race: rounds in flight; mixed, get: connections",
@@ -265,18 +273,29 @@ Command add_run_command(CLI::App& app) {
                        .rate = "mixed and get: open loop at this many requests per second (default: closed loop)",
                        .threshold = "a load limit, e.g. 'race:call.p99<20ms' or 'errors<0.1%' "
                                     "(no scenario: every load) (repeatable)"});
-  sub->add_option("--repeat", o->repeat,
-                  "run each load this many times, interleaved (race, mixed, race, mixed...): a figure is the "
-                  "median of the repetitions, thresholds are judged on their merged histograms")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+  auto* repeat = sub->add_option("--repeat", o->repeat,
+                                 "run each load this many times, interleaved (race, mixed, race, mixed...): a figure "
+                                 "is the median of the repetitions, thresholds are judged on their merged histograms "
+                                 "(with --nights: " + std::to_string(kNightRepeat) + ")")
+                     ->capture_default_str()
+                     ->check(CLI::Range(1, 1000));
   auto* baseline = o->baseline.add_to(
       sub, {.baseline = "an earlier --json result: a figure worse beyond --max-regression fails the run (exit 1)"});
   o->nights.add_to(sub, false);
   sub->get_option("--nights")->excludes(baseline);
   o->capture.add_to(sub);
   o->output.add_to(sub, {.json = "write the run document here (the next run's --baseline)"});
-  return {sub, [o] { return run_run_command(*o); }};
+  return {sub, [o, duration, repeat] {
+            // A night judged against its record needs repetitions to tell (README, The nightly gate):
+            // with --nights the settings that measured best are the defaults, and said.
+            if (!o->nights.dir.empty() && (duration->count() == 0 || repeat->count() == 0)) {
+              if (duration->count() == 0) o->load_duration_s = kNightLoadDuration;
+              if (repeat->count() == 0) o->repeat = kNightRepeat;
+              std::cout << "crh run: --nights: --repeat " << o->repeat << " --load-duration " << o->load_duration_s
+                        << " (the nightly settings; give either flag to choose)\n";
+            }
+            return run_run_command(*o);
+          }};
 }
 
 Command add_report_command(CLI::App& app) {

@@ -27,7 +27,8 @@ json::object compare_with_record(const NightsFlags& flags, const reports::RunPar
   const results::DocView d(provisional);
   nightly::Tonight tonight;
   tonight.figures = nightly::figures_of_loads(parts.loads);
-  tonight.fingerprint = nightly::fingerprint_hash(nightly::fingerprint_fields(provisional));
+  tonight.fingerprint_fields = nightly::fingerprint_fields(provisional);
+  tonight.fingerprint = nightly::fingerprint_hash(tonight.fingerprint_fields);
   tonight.started_at = d.find(k::envelope::started_at).str();
   tonight.tool_version = d.find(k::envelope::tool).find(k::tool::version).str();
   tonight.cpu = d.find(k::run::environment).find(k::environment::cpu_model).str();

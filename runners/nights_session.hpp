@@ -15,6 +15,12 @@ class App;
 
 namespace crh::runners {
 
+// The nightly settings: what `crh run --nights` uses unless told otherwise,
+// the ones that measured best on the 2-core machine (README, The nightly
+// gate: the gate's false alarms by repetitions and load length).
+inline constexpr int kNightRepeat = 9;
+inline constexpr double kNightLoadDuration = 4;
+
 struct NightsFlags {
   std::string dir;     // empty: no record
   std::string accept;  // crh report: a night that starts a new level

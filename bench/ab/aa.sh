@@ -4,9 +4,10 @@
 # background job loads the machine (`stress-ng --cpu 1`, unless
 # BACKGROUND=none). Every night is a false alarm if it regresses (exit 1) and
 # a failure to decide if it could not tell (exit 4). With SLOWER_US=N the
-# candidate is `crh serve --delay-us N` instead: the same nights measure the
-# power to flag that slowdown. Prints one line per night and the tallies, and
-# the median minimum detectable change (MDC) per figure.
+# candidate holds each answer N us longer than the baseline (both hold it
+# BASE_DELAY_US): the same nights measure the power to flag that slowdown.
+# Prints one line per night and the tallies, and the median ratio and
+# minimum detectable change (MDC) per figure.
 # Usage: bench/ab/aa.sh CRH [NIGHTS] [-- crh load flags...]
 #   defaults: 10 nights; --scenario get --connections 4 --duration 2 --pairs 10
 #   PIN=1 (default) pins both targets to CPU 1 and the generator to CPU 0.
@@ -30,15 +31,17 @@ serve() {  # file, extra flags
   for _ in $(seq 100); do grep -q 'http://' "$1" && break; sleep 0.1; done
   grep -o 'http://127\.0\.0\.1:[0-9]*' "$1" | head -n 1
 }
-baseline=$(serve "$work/b.out")
-slower=()
-[ -n "${SLOWER_US:-}" ] && slower=(--delay-us "$SLOWER_US")
-candidate=$(serve "$work/c.out" ${slower[@]+"${slower[@]}"})
+# BASE_DELAY_US: both targets hold every answer this long (an async timer,
+# whose own overhead is ~100 us), so that SLOWER_US more on the candidate is
+# a known fraction of its latency (--delay-us 6 alone made p50 3.5x, not +10%).
+base_delay=${BASE_DELAY_US:-0}
+baseline=$(serve "$work/b.out" --delay-us "$base_delay")
+candidate=$(serve "$work/c.out" --delay-us $((base_delay + ${SLOWER_US:-0})))
 if [ "${BACKGROUND:-stress}" = stress ]; then
   stress-ng --cpu 1 --timeout 0 >/dev/null 2>&1 &
   pids+=($!)
 fi
-echo "aa.sh: $nights nights, candidate $candidate${SLOWER_US:+ (--delay-us $SLOWER_US)}, baseline $baseline," \
+echo "aa.sh: $nights nights, candidate $candidate (--delay-us $((base_delay + ${SLOWER_US:-0}))), baseline $baseline (--delay-us $base_delay)," \
   "background ${BACKGROUND:-stress}, pinned ${PIN:-1}; flags: ${flags[*]}"
 regressed=0 unclear=0 passed=0
 for n in $(seq "$nights"); do
@@ -53,7 +56,7 @@ done
 echo "nights: $nights; regressed (exit 1): $regressed; could not tell (exit 4): $unclear; passed: $passed"
 # Median MDC and ratio per figure over the nights (columns: night, scenario, op, figure, cand, unit?, ...).
 python3 - "$work/figures" <<'PY'
-import statistics, sys, collections
+import collections, re, statistics, sys
 mdc, ratio, verdicts = collections.defaultdict(list), collections.defaultdict(list), collections.defaultdict(collections.Counter)
 for line in open(sys.argv[1]):
     parts = line.split()
@@ -63,9 +66,10 @@ for line in open(sys.argv[1]):
     verdict = rest[-1] if rest[-2] not in ("too", "no") else rest[-2] + " " + rest[-1]
     verdicts[key][verdict] += 1
     if pct: mdc[key].append(float(pct[-1][:-1]))
-    nums = [p for p in rest if p.replace(".", "", 1).isdigit()]
-    if nums: ratio[key].append(float(nums[0]))
+    interval = [i for i, p in enumerate(rest) if re.fullmatch(r"\d+\.\d+-\d+\.\d+", p)]
+    if interval: ratio[key].append(float(rest[interval[0] - 1]))  # the ratio stands before its interval
 for key in verdicts:
     m = statistics.median(mdc[key]) if mdc[key] else float("nan")
-    print(f"{key:28s} median MDC {m:6.1f}%  verdicts {dict(verdicts[key])}")
+    r = statistics.median(ratio[key]) if ratio[key] else float("nan")
+    print(f"{key:28s} median ratio {r:6.3f}  median MDC {m:6.1f}%  verdicts {dict(verdicts[key])}")
 PY

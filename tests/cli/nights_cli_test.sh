@@ -5,7 +5,9 @@
 # repetition; against a synthetic record of faster nights tonight regresses
 # (exit 1, named), against an unchanged record it does not (exit 0); a night
 # accepted as a new level starts the window; the trend page draws the record;
-# usage errors exit 2. Node edits the night files. Loopback only.
+# usage errors exit 2; a first night says it compared nothing; without
+# --repeat, --nights runs the nightly settings and says so. Node edits the
+# night files. Loopback only.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 command -v node >/dev/null 2>&1 || { echo "SKIP: node is missing (scripts/install-test-tools.sh installs it)"; exit 77; }
@@ -33,6 +35,8 @@ node -e '
   if (sum !== mixed.totals.requests) throw new Error(`repetitions hold ${sum} requests, the merged load ${mixed.totals.requests}`);
   if (d.comparison.mode !== "nights") throw new Error("comparison.mode is " + d.comparison.mode);
   if (d.config.repeat !== 2) throw new Error("config.repeat is " + d.config.repeat);
+  if (!d.verdict.reason.includes("no comparable night in the record") || !d.verdict.reason.includes("the record is empty"))
+    throw new Error("the first night does not say it compared nothing: " + d.verdict.reason);
 ' "$work/tonight.json" || fail "tonight.json is not what --repeat 2 --nights should write"
 night=$(find "$nights" -name 'night-*.json' | head -n1)
 grep -q '"report":"../tonight.html"' "$night" || fail "the night does not link its report: $(grep -o '"report":[^,]*' "$night")"
@@ -115,5 +119,11 @@ run report
 [ "$code" -eq 2 ] || fail "crh report with nothing exited $code, expected 2"
 run report --nights "$work/empty-record" --html "$work/none.html"
 [ "$code" -eq 2 ] || fail "a trend page of an empty record exited $code, expected 2"
+
+step "g. --nights without --repeat: the nightly settings, said"
+run run --suite endpoints --scenario get --load-duration 0.2 --nights "$work/defaults"
+grep -q "crh run: --nights: --repeat 9 --load-duration 0.2 (the nightly settings" "$work/run.out" ||
+  { fail "crh run --nights without --repeat did not say it repeats 9 times"; show; }
+grep -q "get load, 0.2 s, repetition 9 of 9" "$work/run.out" || fail "the 9 repetitions did not run"
 
 [ "$failures" -eq 0 ] && echo "nights: all steps passed" || { echo "nights: $failures failure(s)"; exit 1; }

@@ -2,6 +2,7 @@
 // in (raw, JSON, percent, HTML, base64, mixes, truncated), and text without
 // it must come back untouched.
 #include "core/redact.hpp"
+#include "core/outside.hpp"
 
 #include <gtest/gtest.h>
 
@@ -253,6 +254,28 @@ TEST(Redact, RedactedJsonStaysValidJson) {
       EXPECT_EQ(value.at("a").as_string().find("SeCr"), boost::json::string::npos) << out;
     }
   }
+}
+
+// Two targets compared side by side, each with its key: both stay out of
+// what either sent, in bodies, excerpts and documents, whichever holds the
+// other; registering again leaves one key.
+TEST(RunKeys, TwoKeysAddedStayOutOfEverythingAndRegisteringStartsAgain) {
+  const std::string candidate = "candidate-key-0123456789", baseline = "candidate-key-0123456789-baseline";
+  register_run_key(candidate);
+  add_run_key(baseline);
+  add_run_key(candidate);  // again: no second copy
+  const std::string body = "echo " + baseline + " and " + candidate + " and %63andidate-key-0123456789";
+  for (const std::string& shown : {from_target(body), from_target(body, 60), composed(body)}) {
+    EXPECT_EQ(shown.find("candidate-key"), std::string::npos) << shown;
+    EXPECT_EQ(shown.find("baseline"), std::string::npos) << "the longer key cut by the shorter: " << shown;
+  }
+  boost::json::value doc = {{"message", body}};
+  redact_values(doc);
+  EXPECT_EQ(doc.at("message").as_string().find("key-0123"), std::string::npos) << doc;
+  register_run_key(candidate);
+  EXPECT_NE(from_target(baseline).find("-baseline"), std::string::npos) << "registering replaces the added keys";
+  register_run_key("");
+  EXPECT_EQ(from_target(candidate), candidate);
 }
 
 }  // namespace

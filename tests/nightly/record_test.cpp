@@ -229,6 +229,32 @@ TEST(NightsComparison, AQuietNightHasNoChange) {
   EXPECT_TRUE(c.at("change_points").as_array().empty());
 }
 
+// Tonight's port changed: its fingerprint is new, nothing is compared, and
+// the first note says so and names the field against the nearest night.
+TEST(NightsComparison, ANightWithNoComparableNightSaysSoAndNamesWhatDiffers) {
+  TempDir dir;
+  const auto record = quiet_record(dir, 6);
+  auto moved = run_doc(day(28), 0, {load_doc("mixed", 1e6, 900)});
+  moved["target"].as_object()["base_url"] = "http://127.0.0.1:4321";  // no longer the embedded service
+  moved["target"].as_object()["embedded"] = false;
+  Tonight t = tonight_at(record, 1e6, 900);
+  t.fingerprint_fields = fingerprint_fields(moved);
+  t.fingerprint = fingerprint_hash(t.fingerprint_fields);
+  ASSERT_NE(t.fingerprint, record.front().fingerprint) << "the port is part of the fingerprint";
+  const auto c = compare_with_nights(t, record, {}, dir.str(), 20);
+  EXPECT_TRUE(c.at("figures").as_array().empty());
+  ASSERT_FALSE(c.at("notes").as_array().empty());
+  const std::string note(c.at("notes").as_array().front().as_string());
+  EXPECT_TRUE(note.starts_with("no comparable night in the record")) << note;
+  EXPECT_NE(note.find("target \"embedded\" -> \"http://127.0.0.1:4321\""), std::string::npos) << note;
+  EXPECT_EQ(note.find("loads"), std::string::npos) << "only the field that differs: " << note;
+  EXPECT_NE(note.find(record.back().id), std::string::npos) << "the nearest night, the latest of equals: " << note;
+
+  TempDir empty;
+  const auto first = compare_with_nights(t, {}, {}, empty.str(), 20);
+  EXPECT_NE(std::string(first.at("notes").as_array().front().as_string()).find("the record is empty"), std::string::npos);
+}
+
 TEST(NightsComparison, AMachineChangeIsMarked) {
   TempDir dir;
   quiet_record(dir, 6);
