@@ -49,13 +49,14 @@ test: build-all
 # code the other tests already run there (a sanitizer does not change a
 # coverage or a false-alarm rate), and they are the slowest tests there; so
 # are the tag ledger's three simulations over hundreds of seeds (17 s each
-# under ASan; its ten other tests run the same code there). So
+# under ASan; its ten other tests run the same code there), and the paired
+# comparison's coverage and A/A simulations (14 s under ASan). So
 # are the 10,000 sequences of `crh contract --explore` from the command line
 # (the in-process exploration tests run the same code there) and the browser
 # opening the pages (Chromium, not crh, is what runs).
 ASAN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -g1 -DNDEBUG" -DCRH_UNITY_TESTS=ON
 TSAN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
-SANITIZE_UNIT_EXCLUDE = PercentileIntervalCoverage.*:Explore.TheHealthyReferenceNeverDivergesOverManySeeds:TagLedger.ACorrectTargetNeverMakesAViolationWhateverTheInterleaving:TagLedger.TagsTheTargetRunsAfterTheLoadGaveUpOnThemMakeNoViolation:TagLedger.ATargetThatNeverTagsAnAliasAgainIsCaughtEveryTime
+SANITIZE_UNIT_EXCLUDE = PercentileIntervalCoverage.*:PairedShift.CoversTheTrueShiftAsOftenAsItSaysOnKnownDistributions:JudgePairs.TwoIdenticalTargetsSeldomRegressAndATenPercentSlowdownIsFlagged:Explore.TheHealthyReferenceNeverDivergesOverManySeeds:TagLedger.ACorrectTargetNeverMakesAViolationWhateverTheInterleaving:TagLedger.TagsTheTargetRunsAfterTheLoadGaveUpOnThemMakeNoViolation:TagLedger.ATargetThatNeverTagsAnAliasAgainIsCaughtEveryTime
 SANITIZE_EXCLUDE = ^(cli[.]zoo_slice|bench[.]gate_false_alarms_bounded|cli[.]explore|reports[.]browser|(house|build|deploy)[.].*)$$
 # Under the sanitizers the unit tests run a binary at a time
 # (scripts/run-unit-tests.sh: a process per test cost ~85 ms each there), and

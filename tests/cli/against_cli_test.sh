@@ -2,7 +2,8 @@
 # crh load --against (issue 38): a candidate and a baseline deployment loaded
 # in interleaved trial pairs and judged on their ratios. A candidate made
 # 20 ms slower per request (crh serve --delay-us) regresses (exit 1) and the
-# table names the figure; the same targets swapped is an improvement (exit 0);
+# table names the figure, in trials and in a duet; the same targets swapped
+# is an improvement (exit 0);
 # a baseline that refuses the key it is given leaves nothing to compare
 # (exit 4); one that cannot be reached is exit 3; what --against does not do yet
 # is refused by name (exit 2); neither key appears in any output. The
@@ -33,6 +34,13 @@ bounded 120 "${quick[@]}" --base-url "$fast" --against "$slow"
 expect_exit 0 "crh load --against with a faster candidate"
 grep -qE '^get get p50 .* improved$' "$work/run.out" ||
   fail "expected the table to show get's p50 improved; got: $(grep 'get get p50' "$work/run.out")"
+
+step "b2. --design duet: both loaded at once, each second a pair; the slower candidate regresses"
+bounded 120 load --scenario get --connections 2 --duration 6 --design duet --base-url "$slow" --against "$fast"
+expect_exit 1 "crh load --against --design duet with a slower candidate"
+grep -q 'both loaded at once' "$work/run.out" || fail "expected the duet announced; got: $(head -n 1 "$work/run.out")"
+grep -qE '^get all p50 .* regressed$' "$work/run.out" ||
+  fail "expected the duet's p50 regressed; got: $(grep 'get all p50' "$work/run.out")"
 
 step "c. the baseline's key from --against-api-key-file: a key it refuses leaves nothing to compare, exit 4"
 bounded 60 "${quick[@]}" --base-url "$fast" --against "$slow" --against-api-key-file "$work/baseline.key"
