@@ -1,6 +1,7 @@
 // Tonight against the record of nights: the gate per figure, change points,
 // machine and version changes.
 #include "nightly/compare.hpp"
+#include "nightly/figures.hpp"
 #include "nightly/median.hpp"
 
 #include <algorithm>
@@ -49,23 +50,6 @@ GateResult judge_error_rate(const GateInput& in) {
   r.reason = worse ? "up by " + std::to_string(rise * 100).substr(0, 5) + " percentage point(s)"
                    : "within the limit or up by less than 0.1 percentage point";
   return r;
-}
-
-// A value in its unit, for the gate's reasons: 812 us, 1.24 ms, 1520/s.
-std::string in_unit(double v, const std::string& unit) {
-  char buf[48];
-  if (unit == "ns") {
-    if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.3g s", v / 1e9);
-    else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.3g ms", v / 1e6);
-    else std::snprintf(buf, sizeof buf, "%.3g us", v / 1e3);
-  } else if (unit == "per_second") {
-    std::snprintf(buf, sizeof buf, "%.0f/s", v);
-  } else if (unit == "fraction") {
-    std::snprintf(buf, sizeof buf, "%.3g%%", v * 100);
-  } else {
-    std::snprintf(buf, sizeof buf, "%g", v);
-  }
-  return buf;
 }
 
 json::object figure_comparison(const NightFigure& f, const GateResult& g, double limit_pct) {

@@ -102,6 +102,23 @@ std::string fixed1(double v) {
 
 }  // namespace
 
+// A figure's value in its unit.
+std::string in_unit(double v, const std::string& unit) {
+  char buf[48];
+  if (unit == "ns") {
+    if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.3g s", v / 1e9);
+    else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.3g ms", v / 1e6);
+    else std::snprintf(buf, sizeof buf, "%.3g us", v / 1e3);
+  } else if (unit == "per_second") {
+    std::snprintf(buf, sizeof buf, "%.0f/s", v);
+  } else if (unit == "fraction") {
+    std::snprintf(buf, sizeof buf, "%.3g%%", v * 100);
+  } else {
+    std::snprintf(buf, sizeof buf, "%g", v);
+  }
+  return buf;
+}
+
 std::vector<NightFigure> figures_of_loads(const std::vector<json::object>& loads) {
   std::vector<NightFigure> out;
   for (const auto& l : loads) {

@@ -12,6 +12,7 @@
 //    nights over 30 independent figures at any noise; the limit then decides
 //    only what matters in practice.
 #include "nightly/gate.hpp"
+#include "nightly/format.hpp"
 #include "nightly/median.hpp"
 
 #include <algorithm>
@@ -70,17 +71,11 @@ double interval_sd(const Estimate& e) {
 }
 
 std::string num(double x) {
-  char buf[32];
   const double a = std::fabs(x);
-  std::snprintf(buf, sizeof buf, a >= 100 || a == 0 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g", x);
-  return buf;
+  return formatted(a >= 100 || a == 0 ? "%.0f" : a >= 10 ? "%.1f" : a >= 1 ? "%.2f" : "%.3g", x);
 }
 
-std::string pct(double p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.0f%%", p);
-  return buf;
-}
+std::string pct(double p) { return formatted("%+.0f%%", p); }
 
 // The spread of the change in log terms, however it was estimated.
 struct Spread {

@@ -1,4 +1,5 @@
 #include "nightly/paired.hpp"
+#include "nightly/format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -57,16 +58,6 @@ std::optional<PairedShift> paired_shift(const std::vector<double>& differences, 
   return s;
 }
 
-namespace {
-
-std::string fixed(const char* format, double x) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, format, x);
-  return buf;
-}
-
-}  // namespace
-
 PairedResult judge_pairs(const PairedInput& in) {
   PairedResult r;
   const bool lower_better = in.better == Better::lower;
@@ -81,7 +72,7 @@ PairedResult judge_pairs(const PairedInput& in) {
       d.push_back(std::log(in.candidate[i]) - std::log(in.baseline[i]));
   r.pairs = d.size();
   r.rule = "Hodges-Lehmann ratio of " + std::to_string(d.size()) +
-           " interleaved pairs, exact signed-rank interval; limit " + fixed("%g", limit * 100) + "%";
+           " interleaved pairs, exact signed-rank interval; limit " + formatted("%g", limit * 100) + "%";
   const auto shift = d.size() >= kMinPairs ? paired_shift(d) : std::nullopt;
   if (!shift) {
     r.verdict = Verdict::not_backed;
@@ -101,10 +92,10 @@ PairedResult judge_pairs(const PairedInput& in) {
   const double mdc = (bad_upper - bad_lower) / 2 * (1.959964 + 0.841621) / 1.959964;
   r.min_detectable_pct = (lower_better ? std::expm1(mdc) : -std::expm1(-mdc)) * 100;
 
-  const std::string said = "candidate / baseline " + fixed("%.3f", r.ratio) + " (" +
-                           fixed("%.1f", r.confidence * 100) + "% interval " + fixed("%.3f", r.ratio_lower) + "-" +
-                           fixed("%.3f", r.ratio_upper) + ", " + std::to_string(r.pairs) + " pairs)";
-  const std::string lim = "the " + fixed("%g", limit * 100) + "% limit";
+  const std::string said = "candidate / baseline " + formatted("%.3f", r.ratio) + " (" +
+                           formatted("%.1f", r.confidence * 100) + "% interval " + formatted("%.3f", r.ratio_lower) + "-" +
+                           formatted("%.3f", r.ratio_upper) + ", " + std::to_string(r.pairs) + " pairs)";
+  const std::string lim = "the " + formatted("%g", limit * 100) + "% limit";
   if (e > bad_limit && bad_lower > 0) {
     r.verdict = Verdict::regressed;
     r.reason = said + ": worse than " + lim + ", and every ratio in the interval is worse than 1";
@@ -122,7 +113,7 @@ PairedResult judge_pairs(const PairedInput& in) {
     r.verdict = Verdict::no_change;
     r.reason = said + ": within " + lim;
   }
-  r.reason += "; smallest worsening it tells apart: " + fixed("%.1f", r.min_detectable_pct) + "%";
+  r.reason += "; smallest worsening it tells apart: " + formatted("%.1f", r.min_detectable_pct) + "%";
   return r;
 }
 

@@ -15,6 +15,7 @@
 #include "interrupt.hpp"
 #include "load_session.hpp"
 #include "nightly/figures.hpp"
+#include "nightly/median.hpp"
 #include "nightly/paired.hpp"
 #include "results/keys_load.hpp"
 #include "results/verdict.hpp"
@@ -159,24 +160,11 @@ std::optional<std::size_t> run_duet(const LoadOptions& o, Side& candidate, Side&
   return steps;
 }
 
-std::string shown(double value, const std::string& unit) {
-  char buf[32];
-  if (unit == "ns") {
-    if (value >= 1e6) std::snprintf(buf, sizeof buf, "%.2f ms", value / 1e6);
-    else std::snprintf(buf, sizeof buf, "%.0f us", value / 1e3);
-  } else if (unit == "per_second") {
-    std::snprintf(buf, sizeof buf, "%.0f/s", value);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.4g", value);
-  }
-  return buf;
-}
-
+// The median of a figure's nonzero values (a second with no answers has
+// none to show).
 double median_of(std::vector<double> v) {
   v.erase(std::remove(v.begin(), v.end(), 0.0), v.end());
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  return nightly::median(std::move(v));
 }
 
 // Prints the table and the reasons; returns the comparison's exit code.
@@ -201,8 +189,8 @@ int judge_and_print(const Side& candidate, const Side& baseline, double limit_pc
       std::snprintf(mdc, sizeof mdc, "%.1f%%", r.min_detectable_pct);
     }
     std::printf("%-28s %11s %11s %7.3f %17s %7s  %s\n", key.c_str(),
-                shown(median_of(candidate.values.at(key)), figure.unit).c_str(),
-                shown(median_of(other->second), figure.unit).c_str(), r.ratio, interval, mdc,
+                nightly::in_unit(median_of(candidate.values.at(key)), figure.unit).c_str(),
+                nightly::in_unit(median_of(other->second), figure.unit).c_str(), r.ratio, interval, mdc,
                 std::string(nightly::to_string(r.verdict)).c_str());
     if (verbose || r.verdict != nightly::Verdict::no_change) reasons += "  " + key + ": " + r.reason + "\n";
   }
