@@ -2,6 +2,7 @@
 #include "nightly/format.hpp"
 
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -73,12 +74,12 @@ PairedResult judge_pairs(const PairedInput& in) {
   r.pairs = d.size();
   r.rule = "Hodges-Lehmann ratio of " + std::to_string(d.size()) +
            " interleaved pairs, exact signed-rank interval; limit " + formatted("%g", limit * 100) + "%";
-  const auto shift = d.size() >= kMinPairs ? paired_shift(d) : std::nullopt;
+  const auto shift = d.size() >= kMinPairs ? paired_shift(d, kJudgingConfidence) : std::nullopt;
   if (!shift) {
     r.verdict = Verdict::not_backed;
     r.reason = "measured on both sides in " + std::to_string(d.size()) + " pair(s) only (a percentile with too few "
                "samples beyond it is not measured): at least " + std::to_string(kMinPairs) +
-               " are needed for a 95% interval";
+               " are needed for a " + formatted("%g", kJudgingConfidence * 100) + "% interval";
     return r;
   }
   r.ratio = std::exp(shift->estimate);
@@ -89,7 +90,11 @@ PairedResult judge_pairs(const PairedInput& in) {
   const double e = lower_better ? shift->estimate : -shift->estimate;
   const double bad_lower = lower_better ? shift->lower : -shift->upper;
   const double bad_upper = lower_better ? shift->upper : -shift->lower;
-  const double mdc = (bad_upper - bad_lower) / 2 * (1.959964 + 0.841621) / 1.959964;
+  // The half-width is z(1 - a/2) standard errors of the estimate; a shift
+  // of (z(1 - a/2) + z(0.80)) of them leaves the interval clear of 1 with
+  // 80% probability.
+  const double z = boost::math::quantile(boost::math::normal(), (1 + r.confidence) / 2);
+  const double mdc = (bad_upper - bad_lower) / 2 * (z + 0.841621) / z;
   r.min_detectable_pct = (lower_better ? std::expm1(mdc) : -std::expm1(-mdc)) * 100;
 
   const std::string said = "candidate / baseline " + formatted("%.3f", r.ratio) + " (" +
@@ -102,13 +107,13 @@ PairedResult judge_pairs(const PairedInput& in) {
   } else if (-e > good_limit && bad_upper < 0) {
     r.verdict = Verdict::improved;
     r.reason = said + ": better by more than " + lim + ", and every ratio in the interval is better than 1";
-  } else if (e > bad_limit) {
-    r.verdict = Verdict::inconclusive;
-    r.reason = said + ": worse than " + lim + " on its face, but the interval reaches 1: the trials' noise could explain it";
   } else if (mdc > bad_step) {
     r.verdict = Verdict::too_noisy;
     r.reason = said + ": the pairs disagree too much to tell a worsening of 1.5 x " + lim +
                " from none (more pairs or longer trials narrow it)";
+  } else if (e > bad_limit) {
+    r.verdict = Verdict::inconclusive;
+    r.reason = said + ": worse than " + lim + " on its face, but the interval reaches 1: the trials' noise could explain it";
   } else {
     r.verdict = Verdict::no_change;
     r.reason = said + ": within " + lim;

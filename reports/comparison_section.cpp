@@ -57,6 +57,19 @@ std::string nights_row(const ShownFigure& f) {
          (f.rule.empty() ? "" : "<br/><span class=\"ci\">rule: " + esc(f.rule) + "</span>") + "</td></tr>\n";
 }
 
+// Against a baseline deployment: both medians, the change with its
+// interval, the verdict, the smallest change the pairs could see, why.
+std::string against_row(const ShownFigure& f) {
+  return "<tr" + row_class(f) + "><td>" + esc(f.name()) + "</td><td class=\"n\">" + esc(f.shown_or_unmeasured(f.current)) +
+         "</td><td class=\"n\">" + esc(f.shown_or_unmeasured(f.reference)) + "</td><td class=\"n\">" +
+         esc(f.paired_change_text()) +
+         "<br/><span class=\"ci\">" + whole(static_cast<double>(f.pairs)) + " pairs</span></td><td>" +
+         badge(f.verdict) + "</td><td class=\"n\">" +
+         (f.min_detectable_pct ? fixed(*f.min_detectable_pct, 1) + "%" : std::string("—")) + "</td><td class=\"why\">" +
+         (f.verdict == "regressed" ? "<strong class=\"bad\">REGRESSED</strong>: " : "") + esc(f.reason) +
+         (f.rule.empty() ? "" : "<br/><span class=\"ci\">rule: " + esc(f.rule) + "</span>") + "</td></tr>\n";
+}
+
 std::string change_points_table(const ShownComparison& c) {
   if (c.change_points.empty() && c.changes.empty()) return {};
   std::string out;
@@ -86,7 +99,15 @@ std::string change_points_table(const ShownComparison& c) {
 std::string comparison_section(const DocView& doc) {
   const ShownComparison c = read_comparison(doc);
   std::string out;
-  if (c.nights) {
+  if (c.against) {
+    out = "<h2 id=\"comparison\">Comparison with the baseline deployment</h2>\n<p>Candidate against <code>" +
+          esc(c.baseline_url) + "</code>, " + esc(design_text(c)) +
+          ". Every ratio is candidate ÷ baseline, judged on the pairs (Hodges–Lehmann, exact signed-rank " +
+          fixed(c.confidence * 100, 0) + "% interval): a figure regresses when it is worse than the " +
+          fixed(c.limit_pct, 1) + "% limit and its whole interval is worse than no change. <strong class=\"" +
+          (c.regressions ? "bad" : "good") + "\">" + whole(static_cast<double>(c.regressions)) +
+          " regressed</strong>, " + whole(static_cast<double>(c.inconclusive)) + " inconclusive.</p>\n";
+  } else if (c.nights) {
     out = "<h2 id=\"comparison\">Comparison with the record of nights</h2>\n<p>Record <code>" + esc(c.dir) +
           "</code>: " + whole(static_cast<double>(c.recorded)) + " nights recorded, " +
           whole(static_cast<double>(c.window)) + " comparable passed nights in the window" +
@@ -108,6 +129,13 @@ std::string comparison_section(const DocView& doc) {
   for (const auto& why : c.unreliable)
     out += "<p class=\"unreliable\">" + badge("unreliable") + " " + esc(why) + "</p>\n";
   for (const auto& n : c.notes) out += "<p class=\"muted\">note: " + esc(n) + "</p>\n";
+  if (c.against) {
+    out += "<table><tr><th>figure</th><th class=\"n\">candidate</th><th class=\"n\">baseline</th>"
+           "<th class=\"n\">change [" + fixed(c.confidence * 100, 0) + "%]</th><th>verdict</th>"
+           "<th class=\"n\">detectable</th><th>why</th></tr>\n";
+    for (const auto& f : c.figures) out += against_row(f);
+    return out + "</table>\n";
+  }
   if (c.nights) {
     const std::string header =
         "<table><tr><th>figure</th><th class=\"n\">tonight [95%]</th><th class=\"n\">reference<br/>(band)</th>"

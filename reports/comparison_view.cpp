@@ -40,6 +40,7 @@ ShownFigure read_figure(const DocView& f) {
   s.backed = !backed.is_bool() || backed.boolean();
   for (const auto& r : f.find(g::repetitions).items()) s.repetitions.push_back(r.num());
   s.nights_used = f.find(g::nights_used).count();
+  s.pairs = f.find(g::pairs).count();
   s.rule = clean(f.find(g::rule));
   s.reason = clean(f.find(g::reason));
   return s;
@@ -76,6 +77,12 @@ std::string ShownFigure::change_text() const {
   return out;
 }
 
+std::string ShownFigure::paired_change_text() const {
+  return change_pct ? change_text() : "not measured on both sides";
+}
+
+std::string ShownFigure::shown_or_unmeasured(double v) const { return v > 0 ? format(v) : "not measured"; }
+
 ShownComparison read_comparison(const DocView& c) {
   namespace cmp = k::comparison;
   namespace w = k::nights_window;
@@ -85,7 +92,16 @@ ShownComparison read_comparison(const DocView& c) {
   s.regressions = c[cmp::regressions].count();
   s.min_error_rate_rise = c.find(cmp::min_error_rate_rise).maybe_num();
   s.nights = c.find(cmp::mode).str() == "nights";
-  if (s.nights) {
+  s.against = c.find(cmp::mode).str() == "against";
+  if (s.against) {
+    namespace a = k::against;
+    const auto how = c[cmp::against];
+    s.baseline_url = clean(how[a::base_url]);
+    s.design = clean(how[a::design]);
+    s.pairs = how[a::pairs].count();
+    s.duration_s = how[a::duration_s].num();
+    s.confidence = how[a::confidence].num();
+  } else if (s.nights) {
     const auto n = c[cmp::nights];
     s.dir = clean(n[w::dir]);
     s.recorded = n[w::recorded].count();
@@ -131,8 +147,17 @@ std::string ShownChangePoint::status() const {
   return "within the limit";
 }
 
+std::string design_text(const ShownComparison& c) {
+  const std::string seconds = fixed(c.duration_s, c.duration_s == static_cast<double>(static_cast<long>(c.duration_s)) ? 0 : 1);
+  return c.design == "duet" ? "a duet: both loaded at once for " + seconds + " s, each second a pair"
+                            : std::to_string(c.pairs) + " pairs of " + seconds +
+                                  " s trials, one side after the other in a random order";
+}
+
 std::string comparison_heading(const ShownComparison& c) {
   const std::string limit = "limit " + fixed(c.limit_pct, 1) + "% worse";
+  if (c.against)
+    return "comparison with the baseline deployment " + c.baseline_url + " (" + design_text(c) + "), " + limit;
   if (!c.nights)
     return "comparison with the baseline " + c.baseline_file + " (" + c.baseline_started_at + "), " + limit;
   return "comparison with the record of nights " + c.dir + " (" + std::to_string(c.recorded) + " recorded, " +

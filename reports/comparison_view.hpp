@@ -25,6 +25,7 @@ struct ShownFigure {
   bool backed = true;
   std::vector<double> repetitions;
   std::uint64_t nights_used = 0;
+  std::uint64_t pairs = 0;  // against a baseline deployment: pairs with the figure on both sides
   std::string rule, reason, note;
 
   std::string name() const { return scenario + " " + operation + " " + figure; }
@@ -32,6 +33,9 @@ struct ShownFigure {
   std::string current_text() const;                   // "1.24 ms [1.19, 1.31]"
   std::string band_text() const;                      // "[1.12, 1.29] ms" or ""
   std::string change_text() const;                    // "+26.7% [+22.1, +31.0]" or "new"
+  // Against a baseline deployment: "+26.7% [+22.1, +31.0%]", or "not measured on both sides".
+  std::string paired_change_text() const;
+  std::string shown_or_unmeasured(double v) const;    // "1.24 ms", or "not measured" for 0
 };
 
 struct ShownChangePoint {
@@ -50,7 +54,12 @@ struct ShownChange {
 };
 
 struct ShownComparison {
-  bool nights = false;  // judged against a record of nights
+  bool nights = false;   // judged against a record of nights
+  bool against = false;  // judged against a baseline deployment loaded side by side (crh run --against)
+  std::string design;    // against: "trials" or "duet"
+  std::uint64_t pairs = 0;  // against, trials: pairs asked for
+  double duration_s = 0;    // against: of a trial, or of the duet
+  double confidence = 0;    // against: of the intervals judged on
   double limit_pct = 0;
   std::string baseline_file, baseline_started_at, baseline_url;
   std::string dir, fingerprint, accepted_from;
@@ -66,10 +75,14 @@ struct ShownComparison {
 
 ShownComparison read_comparison(const results::DocView& comparison);
 
+// Against a baseline deployment, how both were loaded: "10 pairs of 2 s trials, ..." or "a duet: ...".
+std::string design_text(const ShownComparison& c);
+
 // Rank of a verdict in the order shown: regressed 0, inconclusive 1, not backed 2, improved 3, no change 4.
 int verdict_rank(std::string_view verdict);
 
-// "comparison with 14 nights of DIR (...)" or "comparison with the baseline FILE (...)", and the limit.
+// "comparison with 14 nights of DIR (...)", "comparison with the baseline FILE (...)" or "comparison with the
+// baseline deployment URL (...)", and the limit.
 std::string comparison_heading(const ShownComparison& c);
 
 }  // namespace crh::reports

@@ -342,7 +342,12 @@ std::string regression_suite(const DocView& comparison, const std::string& times
   };
   for (const auto& f : c.figures) {
     std::string line = f.figure + " of " + f.operation + " (" + f.scenario + " load) ";
-    if (c.nights) {
+    if (c.against) {
+      line += "is " + f.shown_or_unmeasured(f.current) + " on the candidate against " +
+              f.shown_or_unmeasured(f.reference) + " on the baseline deployment, " + f.paired_change_text() + " over " + std::to_string(f.pairs) +
+              (c.design == "duet" ? " seconds" : " pairs") + "; limit " + fixed(c.limit_pct, 1) + "% worse" +
+              (f.reason.empty() ? "" : ": " + f.reason);
+    } else if (c.nights) {
       line += "is " + f.current_text() + " tonight against " + f.format(f.reference) +
               (f.band_text().empty() ? "" : " (the nights' band " + f.band_text() + ")") + ", " + f.change_text() +
               "; limit " + fixed(c.limit_pct, 1) + "% worse" +

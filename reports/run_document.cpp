@@ -271,8 +271,11 @@ void tally_record(const DocView& c, Tally& t) {
   const auto n = static_cast<long>(c.find(k::comparison::inconclusive).maybe_num().value_or(0));
   if (n > 0) {
     t.worst(results::kExitCouldNotTell);
-    t.reasons.emplace_back(std::to_string(n) + " figure(s) inconclusive: the record cannot tell a change beyond the "
-                           "limit from the nights' noise");
+    t.reasons.emplace_back(std::to_string(n) + " figure(s) inconclusive: " +
+                           (c.find(k::comparison::mode).str() == "against"
+                                ? "worse than the limit on their face, but their interval over the pairs reaches no "
+                                  "change"
+                                : "the record cannot tell a change beyond the limit from the nights' noise"));
   }
 }
 
@@ -291,10 +294,13 @@ void tally_comparison(const json::object& comparison, Tally& t) {
       named += std::string(named.empty() ? "" : ", ") + f.find(g::scenario).str() + " " + f.find(g::operation).str() +
                " " + f.find(g::figure).str() + " " + (change ? percent(*change) : "(from 0)");
     }
-  const bool nights = c.find(k::comparison::mode).str() == "nights";
+  const std::string mode = c.find(k::comparison::mode).str();
   t.reasons.emplace_back(std::to_string(n) + " figure(s) regressed beyond " +
                          percent(c.find(k::comparison::max_regression_pct).maybe_num().value_or(0)).substr(1) +
-                         (nights ? " and the nights' spread: " : " of the baseline: ") + named + (n > 3 ? ", ..." : ""));
+                         (mode == "nights"    ? " and the nights' spread: "
+                          : mode == "against" ? " of the baseline deployment, over their whole interval: "
+                                              : " of the baseline: ") +
+                         named + (n > 3 ? ", ..." : ""));
 }
 
 }  // namespace

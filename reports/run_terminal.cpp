@@ -18,9 +18,13 @@ using results::DocView;
 namespace {
 
 // "race call p99: 1.52 ms [1.47, 1.58] against 1.20 ms (nights [1.12, 1.29]), +26.7% [+22.1, +31.0%]; ..."
-std::string figure_line(const ShownFigure& f, bool nights) {
+std::string figure_line(const ShownFigure& f, const ShownComparison& c) {
   std::string out = f.name() + ": ";
-  if (!nights) out += f.format(f.reference) + " → " + f.current_text() + " (" + f.change_text() + ")";
+  if (c.against)
+    out += "candidate " + f.shown_or_unmeasured(f.current) + " against baseline " + f.shown_or_unmeasured(f.reference) +
+           ", " + f.paired_change_text() +
+           " over " + std::to_string(f.pairs) + (c.design == "duet" ? " seconds" : " pairs");
+  else if (!c.nights) out += f.format(f.reference) + " → " + f.current_text() + " (" + f.change_text() + ")";
   else {
     out += f.current_text() + (f.backed ? "" : " not backed") + " against " + f.format(f.reference);
     if (const auto band = f.band_text(); !band.empty()) out += " (nights " + band + ")";
@@ -40,7 +44,7 @@ std::string verdict_label(const std::string& verdict, const TerminalStyle& style
 std::string comparison_lines(const DocView& doc, const TerminalStyle& style) {
   const ShownComparison c = read_comparison(doc);
   std::string out = "\n" + comparison_heading(c) + ":\n";
-  if (c.nights)
+  if (c.nights || c.against)
     out += "  " + std::to_string(c.regressions) + " regressed, " + std::to_string(c.inconclusive) +
            " inconclusive\n";
   for (const auto& why : c.unreliable) out += "  " + paint(style.color, "UNRELIABLE", "1;33") + " " + why + "\n";
@@ -51,7 +55,7 @@ std::string comparison_lines(const DocView& doc, const TerminalStyle& style) {
       ++within;
       continue;
     }
-    out += "  " + verdict_label(f.verdict, style) + figure_line(f, c.nights);
+    out += "  " + verdict_label(f.verdict, style) + figure_line(f, c);
     if (verdict_rank(f.verdict) <= 1 && !f.reason.empty()) out += "\n    " + f.reason;
     else if (!f.note.empty()) out += " [" + f.note + "]";
     out += "\n";
@@ -67,7 +71,7 @@ std::string comparison_lines(const DocView& doc, const TerminalStyle& style) {
     out += "  " + ch.what + " changed on night " + ch.night + ": " + ch.from + " → " + ch.to + "\n";
   if (within)
     out += "  " + std::to_string(within) + " other figure(s) " +
-           (c.nights ? "not regressed, not inconclusive" : "within the limit") + " (--verbose lists them)\n";
+           (c.nights || c.against ? "not regressed, not inconclusive" : "within the limit") + " (--verbose lists them)\n";
   for (const auto& n : c.notes) out += "  note: " + n + "\n";
   return out;
 }

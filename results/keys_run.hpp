@@ -89,6 +89,8 @@ namespace run_config {
 inline constexpr Key repeat = "repeat";
 inline constexpr Key profile_hash = "profile_hash";
 inline constexpr Key nights = "nights";
+inline constexpr Key against = "against";  // the baseline deployment's URL, or ""
+inline constexpr Key design = "design";    // with --against: "trials" or "duet"
 }  // namespace run_config
 
 // environment.cpu_model: what the record marks when it changes
@@ -105,6 +107,30 @@ inline constexpr Key change_points = "change_points";
 inline constexpr Key changes = "changes";  // machine or version changes within the window
 inline constexpr Key unreliable = "unreliable";  // why tonight's figures cannot be trusted, if so
 }  // namespace comparison
+
+// comparison against a baseline deployment loaded side by side (--against, issue 38)
+namespace comparison {
+inline constexpr Key against = "against";  // mode "against": how both sides were loaded
+}  // namespace comparison
+
+// comparison.against
+namespace against {
+using baseline::base_url;                          // the baseline deployment's
+using run_config::design;                          // "trials" or "duet"
+inline constexpr Key pairs = "pairs";              // trial pairs asked for (duet: 0, each second is a pair)
+inline constexpr Key duration_s = "duration_s";    // of a trial, or of the duet
+using load_config::seed;                           // drew the order within each pair
+inline constexpr Key confidence = "confidence";    // of the intervals the figures are judged on
+}  // namespace against
+
+// comparison.figures[] judged on pairs (mode "against"): candidate / baseline
+namespace figure {
+using against::pairs;  // pairs with the figure measured on both sides
+inline constexpr Key ratio = "ratio";
+inline constexpr Key ratio_lower = "ratio_lower";
+inline constexpr Key ratio_upper = "ratio_upper";
+using against::confidence;  // the interval's exact coverage
+}  // namespace figure
 
 // comparison.nights
 namespace nights_window {

@@ -74,6 +74,8 @@ struct RunCommandOptions {
   NightsFlags nights;
   OutputFlags output;
   CaptureFlags capture;
+  AgainstFlags against;        // its pairs and limit set from --repeat and --max-regression
+  bool contract_both = false;  // --against: the contract suites on the baseline deployment too
   double load_duration_s = 10;
   int repeat = 1;
   std::vector<std::string> scenarios{"race", "mixed"};

@@ -154,16 +154,24 @@ struct BaselineFlags {
 // --against, --against-channel, --against-profile, --against-api-key-file,
 // --design, --pairs, --max-regression: the baseline deployment a load is compared with
 // side by side (against.hpp).
+// The side-by-side defaults that measured best on the 2-core machine
+// (README, Two deployments side by side); crh run --against says them.
+inline constexpr int kTrialPairs = 10;
+inline constexpr double kTrialLoadDuration = 2;  // s, each trial
+inline constexpr double kDuetLoadDuration = 12;  // s, the duet
+inline constexpr double kAgainstLimit = 5;       // %, --max-regression
+
 struct AgainstFlags {
   std::string base_url;      // empty: no comparison
   std::string channel;       // empty: the candidate's
   std::string profile_file;  // empty: the candidate's
   std::string api_key_file;  // empty: CRH_AGAINST_API_KEY, else the candidate's key
   std::string design = "trials";  // trials | duet
-  int pairs = 10;
-  double max_regression = 5;
+  int pairs = kTrialPairs;
+  double max_regression = kAgainstLimit;
 
-  void add_to(CLI::App* sub);
+  // crh run takes the pairs from --repeat and the limit from --max-regression: `own_counts` false.
+  CLI::Option* add_to(CLI::App* sub, bool own_counts = true);
 };
 
 // --capture, --capture-interface, --capture-buffer, --capture-limit,

@@ -82,7 +82,7 @@ CLI::Option* BaselineFlags::add_to(CLI::App* sub, const BaselineHelp& help) {
   return baseline;
 }
 
-void AgainstFlags::add_to(CLI::App* sub) {
+CLI::Option* AgainstFlags::add_to(CLI::App* sub, bool own_counts) {
   auto* against = sub->add_option("--against", base_url,
                                   "compare with this baseline deployment (the last release) side by side: "
                                   "--base-url is the candidate; every ratio is candidate / baseline");
@@ -99,14 +99,16 @@ void AgainstFlags::add_to(CLI::App* sub) {
       ->capture_default_str()
       ->check(CLI::IsMember({"trials", "duet"}))
       ->needs(against);
+  if (!own_counts) return against;
   sub->add_option("--pairs", pairs, "trials: pairs, each a --duration load of each target in a random order")
       ->capture_default_str()
-      ->check(CLI::Range(6, 1000))
+      ->check(CLI::Range(8, 1000))  // nightly::kMinPairs: fewer reach no 99% interval
       ->needs(against);
   sub->add_option("--max-regression", max_regression, "how much worse a figure may get, in percent of the baseline")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 99.0))
       ->needs(against);
+  return against;
 }
 
 void CaptureFlags::add_to(CLI::App* sub) {
@@ -284,8 +286,26 @@ Command add_run_command(CLI::App& app) {
   o->nights.add_to(sub, false);
   sub->get_option("--nights")->excludes(baseline);
   o->capture.add_to(sub);
+  auto* against = o->against.add_to(sub, false);
+  against->excludes(baseline)->excludes(sub->get_option("--nights"));
+  sub->add_flag("--contract-both", o->contract_both,
+                "--against: run the contract suites on the baseline deployment too, and say which checks differ")
+      ->needs(against);
   o->output.add_to(sub, {.json = "write the run document here (the next run's --baseline)"});
-  return {sub, [o, duration, repeat] {
+  auto* limit = sub->get_option("--max-regression");
+  return {sub, [o, duration, repeat, limit] {
+            if (!o->against.base_url.empty()) {
+              // Side by side, the pairs are --repeat's, the limit --max-regression's; the
+              // defaults those that measured best (README, Two deployments side by side).
+              const bool duet = o->against.design == "duet";
+              if (duration->count() == 0) o->load_duration_s = duet ? kDuetLoadDuration : kTrialLoadDuration;
+              o->against.pairs = repeat->count() ? o->repeat : kTrialPairs;
+              o->against.max_regression = limit->count() ? o->baseline.max_regression : kAgainstLimit;
+              std::cout << "crh run: --against: --design " << o->against.design << " --load-duration "
+                        << o->load_duration_s;
+              if (!duet) std::cout << " --repeat " << o->against.pairs << " (pairs)";
+              std::cout << " --max-regression " << o->against.max_regression << "\n";
+            }
             // A night judged against its record needs repetitions to tell (README, The nightly gate):
             // with --nights the settings that measured best are the defaults, and said.
             if (!o->nights.dir.empty() && (duration->count() == 0 || repeat->count() == 0)) {

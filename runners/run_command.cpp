@@ -1,6 +1,7 @@
 // crh run: the nightly job in one command: the contract suites, then a race
 // load and a mixed load (each summed up as it ends), then the report
-// (terminal, --html, --json, --junit), compared with --baseline when given.
+// (terminal, --html, --json, --junit), compared with --baseline when given,
+// or with a baseline deployment loaded side by side (--against, against.hpp).
 // With no --base-url, on the embedded reference service. Ctrl-C writes what
 // was gathered, marked incomplete.
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include <boost/json.hpp>
 
+#include "against.hpp"
 #include "commands.hpp"
 #include "core/profile.hpp"
 #include "contracts/runner.hpp"
@@ -55,6 +57,9 @@ struct RunContext {
   bool embedded = false;
   bool tty = false;
   bool progress = false;  // progress lines on the terminal
+  // --against: the baseline deployment's target and expected refusals.
+  core::Target against;
+  core::ExpectedStatuses against_statuses;
 };
 
 // "race:call.p99<20ms" applies to the race only; without a scenario, to every load.
@@ -94,6 +99,17 @@ std::optional<RunInputs> read_inputs(const RunCommandOptions& o) {
   return in;
 }
 
+// What --against does not do yet in crh run: refused by name rather than ignored.
+std::string unsupported_against(const RunCommandOptions& o) {
+  std::vector<std::string> flags;
+  if (o.target.call_driver != "http") flags.push_back("--call-driver sip");
+  if (!o.capture.file.empty()) flags.push_back("--capture");
+  if (!o.load.shard.empty() || !o.load.start_at.empty()) flags.push_back("--shard and --start-at");
+  std::string out;
+  for (const auto& f : flags) out += (out.empty() ? "" : ", ") + f;
+  return out;
+}
+
 void announce(const RunContext& ctx, bool comparing) {
   const auto& o = ctx.o;
   const std::string loads = o.load_duration_s > 0 ? std::to_string(o.scenarios.size()) + " load(s) of " +
@@ -104,7 +120,11 @@ void announce(const RunContext& ctx, bool comparing) {
             << (ctx.target.calls.sip ? ", calls as SIP INVITEs to " + ctx.target.calls.sip_target.text() : "")
             << ": contract suites"
             << (o.contract.slow ? " (with the slow checks)" : "") << ", then " << loads
-            << (comparing ? ", compared with " + o.baseline.file : "") << "\n"
+            << (comparing ? ", compared with " + o.baseline.file : "")
+            << (o.against.base_url.empty() ? ""
+                                           : ", side by side with the baseline deployment " + ctx.against.base.to_string() +
+                                                 (o.contract_both ? " (its contract suites too)" : ""))
+            << "\n"
             << std::flush;
 }
 
@@ -122,11 +142,11 @@ void show_part(const RunContext& ctx, json::object& part) {
   std::cout << reports::run_part_summary(part, style_of(ctx)) << std::flush;
 }
 
-// 1. The contract suites; their document goes into `parts`.
-contracts::RunReport run_contract_suites(const RunContext& ctx, const core::ExpectedStatuses& statuses,
-                                         reports::RunParts& parts) {
+// 1. The contract suites on `target`; their document goes into `parts`.
+contracts::RunReport run_contract_suites(const RunContext& ctx, const core::Target& target,
+                                         const core::ExpectedStatuses& statuses, reports::RunParts& parts) {
   contracts::RunOptions run;
-  run.target = ctx.target;
+  run.target = target;
   run.statuses = statuses;
   run.detect_encoding = ctx.detect_encoding;
   ctx.o.contract.apply_to(run);
@@ -145,7 +165,9 @@ contracts::RunReport run_contract_suites(const RunContext& ctx, const core::Expe
     };
   auto report = contracts::run_contract(run);
   if (ctx.progress) std::cout << "\r\x1b[2K" << std::flush;
-  parts.contract = contracts::result_document(report, run, ctx.embedded).as_object();
+  core::add_run_key(ctx.target.api_key);  // the contract run made its target's key the only one
+  if (!ctx.o.against.base_url.empty()) core::add_run_key(ctx.against.api_key);
+  parts.contract = contracts::result_document(report, run, ctx.embedded && &target == &ctx.target).as_object();
   namespace k = results::keys;
   (*parts.contract)[k::envelope::config].as_object()[k::contract_config::rerun] =
       contract_rerun(ctx.o.target, ctx.o.contract, ctx.embedded);
@@ -237,6 +259,82 @@ void run_loads(const RunContext& ctx, const contracts::RunReport& contract, cons
   }
 }
 
+// 2b. --against: each load on the candidate and the baseline deployment side
+// by side; the candidate's documents go into `parts` (its trials merged as
+// repetitions), the comparison of both is returned. A load that could not
+// run on a side is a problem (exit 3); a duet whose sides did not start
+// together is unreliable.
+json::object run_loads_against(const RunContext& ctx, const contracts::RunReport& contract, const RunInputs& in,
+                               reports::RunParts& parts, reports::RunMeta& meta, json::array contract_notes) {
+  const auto& o = ctx.o;
+  const AgainstPlan plan{.command = "crh run",
+                         .design = o.against.design,
+                         .pairs = static_cast<std::size_t>(o.against.pairs),
+                         .seed = o.contract.seed.value_or(1),  // drawn by the contract run unless given
+                         .limit_pct = o.against.max_regression,
+                         .quiet = o.output.quiet};
+  std::vector<SideBySide> scenarios;
+  for (const auto& scenario : o.scenarios) {
+    auto why = reason_to_skip(scenario, contract, ctx.target);
+    if (!why && scenario == "race" && !ctx.against.can_place_calls())
+      why = "race load: not run, the baseline deployment's profile says it has no call hook (DESIGN.md §4)";
+    if (why) {
+      meta.skipped.push_back(std::move(*why));
+      continue;
+    }
+    auto config = load_config_for(scenario, ctx, in);
+    // Both sides run the same mix: without the baseline's call hook, neither calls.
+    if (!ctx.against.can_place_calls())
+      std::erase_if(config.mix, [](const loadgen::MixEntry& m) { return m.op == oracle::OpKind::call; });
+    auto baseline = config;
+    baseline.target = ctx.against;
+    baseline.statuses = ctx.against_statuses;
+    if (!o.output.quiet)
+      std::cout << "crh run: " << scenario << " load on both deployments, "
+                << (plan.design == "duet" ? "at once for " + std::to_string(o.load_duration_s).substr(0, 4) + " s"
+                                          : std::to_string(plan.pairs) + " pairs of " +
+                                                std::to_string(o.load_duration_s).substr(0, 4) + " s trials")
+                << "\n"
+                << std::flush;
+    auto side = load_side_by_side(plan, std::move(config), std::move(baseline), ctx.embedded,
+                                  thresholds_for(scenario, o.load.thresholds));
+    if (side.code && side.code != results::kExitCouldNotTell) {
+      meta.problems.push_back(scenario + " load: " + side.error);
+      continue;
+    }
+    try {
+      if (!side.candidate_loads.empty()) {
+        auto doc = side.candidate_loads.size() == 1 ? side.candidate_loads.front()
+                                                    : loadgen::merge_repetitions(side.candidate_loads);
+        show_part(ctx, doc);
+        parts.loads.push_back(std::move(doc));
+      }
+    } catch (const std::exception& e) {
+      meta.problems.push_back(scenario + " load: the candidate's trials could not be merged (" + e.what() + ")");
+    }
+    scenarios.push_back(std::move(side));
+  }
+  auto comparison = against_comparison(scenarios, plan, ctx.against.base.to_string(), o.load_duration_s);
+  auto& notes = comparison[results::keys::comparison::notes].as_array();
+  for (auto& n : contract_notes) notes.push_back(std::move(n));
+  return comparison;
+}
+
+// --contract-both: the checks whose outcome differs between the deployments.
+json::array contract_differences(const contracts::RunReport& candidate, const contracts::RunReport& baseline) {
+  json::array notes;
+  for (const auto& c : candidate.results)
+    for (const auto& b : baseline.results)
+      if (c.id == b.id && c.outcome != b.outcome &&
+          (c.outcome == contracts::Outcome::fail || b.outcome == contracts::Outcome::fail))
+        notes.emplace_back("contract check " + c.id + ": " + std::string(contracts::to_string(c.outcome)) +
+                           " on the candidate, " + std::string(contracts::to_string(b.outcome)) +
+                           " on the baseline deployment");
+  if (notes.empty())
+    notes.emplace_back("contract suites on both deployments: no check failed on one and not on the other");
+  return notes;
+}
+
 // The command line as the run document records it.
 // The profile's content, hashed: nights measured with another profile are another series.
 std::string profile_hash(const std::string& file) {
@@ -266,14 +364,16 @@ json::object config_of(const RunCommandOptions& o) {
                       {rc::max_regression_pct, o.baseline.max_regression},
                       {rc::repeat, o.repeat},
                       {rc::nights, o.nights.dir},
-                      {rc::profile_hash, profile_hash(o.target.profile_file)}};
+                      {rc::profile_hash, profile_hash(o.target.profile_file)},
+                      {rc::against, o.against.base_url},
+                      {rc::design, o.against.base_url.empty() ? "" : o.against.design}};
 }
 
 // 3. The report: compared with the baseline, written, summed up. Returns the exit code.
 int report_run(const RunContext& ctx, reports::RunParts parts, const reports::RunMeta& meta,
-               const std::optional<json::object>& baseline, CaptureSession& capture) {
+               const std::optional<json::object>& baseline, std::optional<json::object> comparison,
+               CaptureSession& capture) {
   const auto& o = ctx.o;
-  std::optional<json::object> comparison;
   int exit_code = results::kExitOk;
   try {
     if (baseline)
@@ -315,6 +415,15 @@ int run_run_command(const RunCommandOptions& o) {
   const auto clock_start = std::chrono::steady_clock::now();
   const auto inputs = read_inputs(o);
   if (!inputs) return results::kExitUsage;
+  const bool against = !o.against.base_url.empty();
+  if (against) {
+    const std::string refused = unsupported_against(o);
+    const std::string problem = plan_problem({.design = o.against.design}, o.load_duration_s);
+    if (!refused.empty() || !problem.empty()) {
+      std::cerr << "crh run: " << (refused.empty() ? problem : "not with --against (yet): " + refused) << "\n";
+      return results::kExitUsage;
+    }
+  }
 
   RunContext ctx{.o = o, .target = o.target.target()};
   ctx.target.dialect = inputs->profile.dialect;
@@ -327,6 +436,15 @@ int run_run_command(const RunCommandOptions& o) {
   TargetChoice choice{"crh run", o.target.base_url, o.target.api_key_file, aliases};
   choice.call_driver_problem = o.target.call_driver_problem();
   if (int code = set_up_target(choice, ctx.target, embedded)) return code;
+  if (against) {
+    loadgen::LoadConfig candidate, baseline;
+    candidate.target = ctx.target;
+    candidate.statuses = ctx.statuses;
+    if (int code = baseline_config(o.against, "crh run", candidate, baseline)) return code;
+    ctx.against = baseline.target;
+    ctx.against_statuses = baseline.statuses;
+    core::add_run_key(ctx.against.api_key);
+  }
   CaptureSession capture;  // the whole run, before its first request
   if (int code = capture.start(o.capture, ctx.target, "crh run")) return code;
   ctx.embedded = embedded != nullptr;
@@ -341,12 +459,26 @@ int run_run_command(const RunCommandOptions& o) {
   contracts::RunReport contract;
   contract.encoding = ctx.target.dialect.encoding;
   if (shard.index == 0) {
-    contract = run_contract_suites(ctx, inputs->profile.statuses, parts);
+    contract = run_contract_suites(ctx, ctx.target, inputs->profile.statuses, parts);
   } else {
     meta.skipped.push_back("contract suites: run by shard 0 of " + std::to_string(shard.count) + " only");
   }
   ctx.target.dialect.encoding = contract.encoding;  // the loads send parameters as the checks did
-  run_loads(ctx, contract, *inputs, parts, meta);
+  std::optional<json::object> comparison;
+  if (against) {
+    json::array contract_notes;
+    if (o.against.profile_file.empty()) ctx.against.dialect.encoding = contract.encoding;
+    if (o.contract_both && !InterruptScope::requested()) {
+      if (!o.output.quiet) std::cout << "crh run: contract suites on the baseline deployment\n" << std::flush;
+      reports::RunParts theirs;
+      const auto baseline_contract = run_contract_suites(ctx, ctx.against, ctx.against_statuses, theirs);
+      ctx.against.dialect.encoding = baseline_contract.encoding;
+      contract_notes = contract_differences(contract, baseline_contract);
+    }
+    comparison = run_loads_against(ctx, contract, *inputs, parts, meta, std::move(contract_notes));
+  } else {
+    run_loads(ctx, contract, *inputs, parts, meta);
+  }
   capture.stop();
   if (embedded) embedded->stop();
 
@@ -358,7 +490,7 @@ int run_run_command(const RunCommandOptions& o) {
   meta.incomplete = InterruptScope::requested();
   meta.environment = reports::environment();
   meta.config = config_of(o);
-  return report_run(ctx, std::move(parts), meta, inputs->baseline, capture);
+  return report_run(ctx, std::move(parts), meta, inputs->baseline, std::move(comparison), capture);
 }
 
 }  // namespace crh::runners

@@ -6,7 +6,8 @@
 # is an improvement (exit 0);
 # a baseline that refuses the key it is given leaves nothing to compare
 # (exit 4); one that cannot be reached is exit 3; what --against does not do yet
-# is refused by name (exit 2); neither key appears in any output. The
+# is refused by name (exit 2); crh run --against puts the comparison in its
+# document, HTML and JUnit; neither key appears in any output. The
 # differences are hundredfold, so the verdicts hold on any machine; the false
 # alarms on identical targets are measured in bench/ab/, not here.
 # Usage: against_cli_test.sh CRH. Loopback only; about 15 s.
@@ -17,7 +18,7 @@ start
 fast=$url
 start --delay-us 20000
 slow=$url
-quick=(load --scenario get --connections 2 --duration 0.3 --pairs 6)
+quick=(load --scenario get --connections 2 --duration 0.3 --pairs 8)
 baseline_key=cli-baseline-key-7a2c
 echo "$baseline_key" >"$work/baseline.key"
 
@@ -27,7 +28,7 @@ expect_exit 1 "crh load --against with a slower candidate"
 grep -q 'REGRESSED' "$work/run.out" || fail "expected the verdict REGRESSED; got: $(tail -n 3 "$work/run.out")"
 grep -qE '^get get p50 .* regressed$' "$work/run.out" ||
   fail "expected the table to show get's p50 regressed; got: $(grep 'get get p50' "$work/run.out")"
-[ "$(grep -c '^  pair ' "$work/run.out")" -eq 6 ] || fail "expected 6 pairs announced; got: $(grep -c '^  pair ' "$work/run.out")"
+[ "$(grep -c '^  get pair ' "$work/run.out")" -eq 8 ] || fail "expected 8 pairs announced; got: $(grep -c '^  get pair ' "$work/run.out")"
 
 step "b. the same targets swapped: the candidate is faster, improved, exit 0"
 bounded 120 "${quick[@]}" --base-url "$fast" --against "$slow"
@@ -36,7 +37,7 @@ grep -qE '^get get p50 .* improved$' "$work/run.out" ||
   fail "expected the table to show get's p50 improved; got: $(grep 'get get p50' "$work/run.out")"
 
 step "b2. --design duet: both loaded at once, each second a pair; the slower candidate regresses"
-bounded 120 load --scenario get --connections 2 --duration 6 --design duet --base-url "$slow" --against "$fast"
+bounded 120 load --scenario get --connections 2 --duration 10 --design duet --base-url "$slow" --against "$fast"
 expect_exit 1 "crh load --against --design duet with a slower candidate"
 grep -q 'both loaded at once' "$work/run.out" || fail "expected the duet announced; got: $(head -n 1 "$work/run.out")"
 grep -qE '^get all p50 .* regressed$' "$work/run.out" ||
@@ -45,7 +46,7 @@ grep -qE '^get all p50 .* regressed$' "$work/run.out" ||
 step "c. the baseline's key from --against-api-key-file: a key it refuses leaves nothing to compare, exit 4"
 bounded 60 "${quick[@]}" --base-url "$fast" --against "$slow" --against-api-key-file "$work/baseline.key"
 expect_exit 4 "crh load --against with a key the baseline refuses"
-grep -q "COULD NOT TELL: the baseline's own load failed in 6 of 6 trials" "$work/run.out" ||
+grep -q "COULD NOT TELL: the baseline's own load failed in 8 of 8 trials" "$work/run.out" ||
   fail "expected the baseline's failed loads named as why; got: $(tail -n 2 "$work/run.out")"
 
 step "d. a baseline nobody listens on: exit 3"
@@ -56,12 +57,49 @@ step "e. what --against does not do yet is refused by name, exit 2"
 bounded 20 "${quick[@]}" --base-url "$fast" --against "$slow" --json "$work/x.json"
 expect_exit 2 "crh load --against --json"
 grep -q 'not with --against (yet): --json' "$work/run.err" || fail "expected --json refused by name; got: $(cat "$work/run.err")"
-bounded 20 "${quick[@]}" --base-url "$fast" --against "$slow" --pairs 5
-expect_exit 2 "crh load --against --pairs 5 (a 95% interval needs 6)"
+bounded 20 "${quick[@]}" --base-url "$fast" --against "$slow" --pairs 7
+expect_exit 2 "crh load --against --pairs 7 (a 99% interval needs 8)"
+bounded 20 load --scenario get --duration 7 --design duet --base-url "$fast" --against "$slow"
+expect_exit 2 "crh load --against --design duet --duration 7 (a 99% interval needs 8 seconds)"
+grep -q 'at least 8 s' "$work/run.err" || fail "expected the duet's shortest duration named; got: $(cat "$work/run.err")"
+
+step "g. crh run --against: the contract on the candidate (and --contract-both on the baseline), the loads side by side, the comparison in every report"
+bounded 180 run --scenario get --load-duration 0.3 --repeat 8 --suite errors --explore 0 --contract-both \
+  --base-url "$slow" --against "$fast" --json "$work/ab.json" --html "$work/ab.html" --junit "$work/ab.xml"
+expect_exit 1 "crh run --against with a slower candidate"
+grep -q 'side by side with the baseline deployment' "$work/run.out" ||
+  fail "expected the run announced side by side; got: $(head -n 3 "$work/run.out")"
+grep -q 'contract suites on the baseline deployment' "$work/run.out" || fail "expected the baseline's contract run announced"
+python3 - "$work/ab.json" <<'PY' || fail "the run document's comparison is not the side-by-side one (above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["comparison"]
+assert c["mode"] == "against", c["mode"]
+assert c["against"]["design"] == "trials" and c["against"]["pairs"] == 8, c["against"]
+p50 = [f for f in c["figures"] if f["scenario"] == "get" and f["figure"] == "p50" and f["operation"] == "get"]
+assert p50 and p50[0]["verdict"] == "regressed" and p50[0]["ratio"] > 2 and p50[0]["ratio_lower"] > 1, p50
+assert p50[0]["pairs"] == 8 and p50[0]["confidence"] > 0.99, p50
+assert c["regressions"] >= 1 and d["verdict"]["exit_code"] == 1, d["verdict"]
+assert "of the baseline deployment" in d["verdict"]["reason"], d["verdict"]["reason"]
+assert any("no check failed on one and not on the other" in n for n in c["notes"]), c["notes"]
+assert d["contract"]["verdict"]["exit_code"] == 0, d["contract"]["verdict"]
+assert len(d["loads"]) == 1 and len(d["loads"][0]["repetitions"]) == 8, "the candidate's 8 trials merged"
+PY
+grep -q 'Comparison with the baseline deployment' "$work/ab.html" || fail "expected the HTML comparison section"
+grep -q 'type="regression"' "$work/ab.xml" || fail "expected a JUnit regression failure"
+grep -q 'comparison with the baseline deployment' "$work/run.out" || fail "expected the terminal comparison"
+
+step "h. crh run --against refuses what it does not do yet (exit 2)"
+bounded 20 run --scenario get --load-duration 0.3 --base-url "$fast" --against "$slow" --nights "$work/nights"
+expect_exit 2 "crh run --against --nights"
+bounded 20 run --scenario get --load-duration 3 --design duet --base-url "$fast" --against "$slow"
+expect_exit 2 "crh run --against --design duet --load-duration 3"
+grep -q 'at least 8 s' "$work/run.err" || fail "expected the duet's shortest duration named; got: $(cat "$work/run.err")"
 
 step "f. neither key appears in any output"
 expect_no_key
 if grep -qF -- "$baseline_key" "$work/all.out"; then fail "the baseline's key leaks"; fi
+if grep -qF -- "$key" "$work/ab.html" "$work/ab.xml"; then fail "the key leaks into the HTML or JUnit report"; fi
 
 [ "$failures" -eq 0 ] || {
   echo "$failures failure(s)"

@@ -86,13 +86,14 @@ TEST(PairedShift, TheIntervalIsTheShiftsTheTestAccepts) {
 // One trial's figure on a log scale: `shift` for the candidate, and a noise.
 using Noise = std::function<double(std::mt19937_64&)>;
 
-double coverage(std::size_t pairs, const Noise& noise, double shift, int samples, std::uint64_t seed) {
+double coverage(std::size_t pairs, const Noise& noise, double shift, int samples, std::uint64_t seed,
+                double confidence) {
   std::mt19937_64 rng(seed);
   int covered = 0;
   for (int i = 0; i < samples; ++i) {
     std::vector<double> d(pairs);
     for (auto& x : d) x = (shift + noise(rng)) - noise(rng);
-    const auto s = paired_shift(d);
+    const auto s = paired_shift(d, confidence);
     covered += s && s->lower <= shift && shift <= s->upper;
   }
   return static_cast<double>(covered) / samples;
@@ -110,11 +111,16 @@ TEST(PairedShift, CoversTheTrueShiftAsOftenAsItSaysOnKnownDistributions) {
     for (const auto& [name, noise] : noises)
       for (double shift : {0.0, 0.1}) {
         const double confidence = paired_shift(std::vector<double>(pairs, 1.0))->confidence;
-        const double got = coverage(pairs, noise, shift, 4000, 1000 * pairs + (shift > 0));
+        const double got = coverage(pairs, noise, shift, 4000, 1000 * pairs + (shift > 0), 0.95);
         // 4,000 samples: the sampled coverage's SD is about 0.35 points.
         EXPECT_NEAR(got, confidence, 0.015) << name << ", " << pairs << " pairs, shift " << shift;
         EXPECT_GE(got, 0.93) << name << ", " << pairs << " pairs";
         EXPECT_LE(got, 0.975) << name << ", " << pairs << " pairs";
+        // The interval a figure is judged on (about 0.16 points of SD).
+        const double judging = paired_shift(std::vector<double>(pairs, 1.0), kJudgingConfidence)->confidence;
+        const double got99 = coverage(pairs, noise, shift, 4000, 7000 * pairs + (shift > 0), kJudgingConfidence);
+        EXPECT_NEAR(got99, judging, 0.008) << name << ", " << pairs << " pairs, shift " << shift << ", 99%";
+        EXPECT_GE(got99, 0.985) << name << ", " << pairs << " pairs, 99%";
       }
 }
 
@@ -154,18 +160,30 @@ TEST(JudgePairs, ThroughputIsWorseWhenLowerAndTheRatioIsCandidateOverBaseline) {
   EXPECT_NEAR(better.ratio, 1.25, 1e-9);
 }
 
-TEST(JudgePairs, WorseOnItsFaceButNoisyIsInconclusiveAndFewPairsAreNotBacked) {
-  // Five pairs 30% worse and five 10% better: worse than the limit on its face, the interval reaches 1.
-  const auto r = judge_pairs({{1.3, 0.9, 1.3, 0.9, 1.3, 0.9, 1.3, 0.9, 1.3, 1.3}, std::vector<double>(10, 1.0),
+TEST(JudgePairs, WorseOnItsFaceButNoisyIsInconclusiveOrTooNoisyAndFewPairsAreNotBacked) {
+  // Seven pairs 7-8% worse, three 0-1% better: worse than the limit on its
+  // face, the 99% interval (0.995-1.075) reaches 1, yet narrow enough to
+  // have told a 7.5% worsening from none.
+  const auto r = judge_pairs({{1.07, 1.07, 1.07, 1.07, 1.07, 1.07, 1.00, 0.99, 0.99, 1.08}, std::vector<double>(10, 1.0),
                               Better::lower, 5});
   EXPECT_EQ(r.verdict, Verdict::inconclusive) << r.reason;
-  const auto few = judge_pairs({{2, 2, 2, 2, 2, 2}, {1, 1, 1, 1, 1, 0}, Better::lower, 5});
-  EXPECT_EQ(few.verdict, Verdict::not_backed) << few.reason;
-  EXPECT_EQ(few.pairs, 5u) << "a pair without the figure on one side is left out";
-  EXPECT_NE(few.reason.find("at least 6"), std::string::npos) << few.reason;
+  EXPECT_NEAR(r.confidence, 1 - 10.0 / 1024, 1e-12) << "the exact coverage of the 99% interval of 10 pairs";
+  // Six pairs 30% worse and four 10% better: worse on its face too, but
+  // an interval that wide (0.90-1.30) could not have told a 7.5% worsening
+  // from none: no evidence either way, as the record gate reads it.
+  const auto wide = judge_pairs({{1.3, 0.9, 1.3, 0.9, 1.3, 0.9, 1.3, 0.9, 1.3, 1.3}, std::vector<double>(10, 1.0),
+                                 Better::lower, 5});
+  EXPECT_EQ(wide.verdict, Verdict::too_noisy) << wide.reason;
   const auto noisy = judge_pairs({{1.0, 1.5, 0.7, 1.4, 0.75, 1.0, 1.3, 0.8, 1.0, 0.96}, std::vector<double>(10, 1.0),
                                   Better::lower, 5});
   EXPECT_EQ(noisy.verdict, Verdict::too_noisy) << noisy.reason;
+  const auto few = judge_pairs({{2, 2, 2, 2, 2, 2, 2, 2}, {1, 1, 1, 1, 1, 1, 1, 0}, Better::lower, 5});
+  EXPECT_EQ(few.verdict, Verdict::not_backed) << few.reason;
+  EXPECT_EQ(few.pairs, 7u) << "a pair without the figure on one side is left out";
+  EXPECT_NE(few.reason.find("at least 8"), std::string::npos) << few.reason;
+  EXPECT_EQ(judge_pairs({std::vector<double>(8, 2.0), std::vector<double>(8, 1.0), Better::lower, 5}).verdict,
+            Verdict::regressed)
+      << "8 pairs reach a 99% interval";
 }
 
 }  // namespace

@@ -275,5 +275,95 @@ TEST(NightsComparison, JUnitSkipsInconclusiveAndFailsRegressed) {
   }
 }
 
+// A run compared with a baseline deployment side by side (crh run
+// --against), its comparison as runners/against.cpp writes it: p50
+// regressed, tag p99 inconclusive, wake p99 too noisy, untag p99 not
+// measured on both sides. Built through run_document, so the verdict is
+// the tally's.
+json::object against_run(bool with_regression = true) {
+  RunParts parts;
+  parts.loads.push_back(load_with_intervals());
+  auto comparison = json::parse(R"j({
+    "mode": "against", "max_regression_pct": 5, "regressions": 1, "inconclusive": 1, "unreliable": [], "notes":
+      ["contract check errors.unknown-route: fail on the candidate, pass on the baseline deployment"],
+    "against": {"base_url": "http://release.example:8080", "design": "trials", "pairs": 10, "duration_s": 2,
+                "seed": 7, "confidence": 0.990234375},
+    "figures": [
+      {"scenario": "mixed", "operation": "call", "figure": "p50", "unit": "ns", "better": "lower",
+       "baseline": 1000000, "current": 1120000, "change_pct": 12, "worse_pct": 12, "limit_pct": 5,
+       "verdict": "regressed", "regressed": true, "pairs": 10, "ratio": 1.12, "ratio_lower": 1.08,
+       "ratio_upper": 1.16, "confidence": 0.990234375, "change_lower_pct": 8, "change_upper_pct": 16,
+       "min_detectable_pct": 2.1, "rule": "Hodges-Lehmann ratio of 10 interleaved pairs",
+       "reason": "candidate / baseline 1.120: worse than the 5% limit, and every ratio in the interval is worse than 1"},
+      {"scenario": "mixed", "operation": "tag", "figure": "p99", "unit": "ns", "better": "lower",
+       "baseline": 2000000, "current": 2140000, "change_pct": 7, "worse_pct": 7, "limit_pct": 5,
+       "verdict": "inconclusive", "regressed": false, "pairs": 10, "ratio": 1.07, "ratio_lower": 0.995,
+       "ratio_upper": 1.075, "confidence": 0.990234375, "change_lower_pct": -0.5, "change_upper_pct": 7.5,
+       "min_detectable_pct": 6.8, "reason": "worse than the 5% limit on its face, but the interval reaches 1"},
+      {"scenario": "mixed", "operation": "wake", "figure": "p99", "unit": "ns", "better": "lower",
+       "baseline": 1000000, "current": 1300000, "change_pct": 30, "worse_pct": 30, "limit_pct": 5,
+       "verdict": "too noisy", "regressed": false, "pairs": 10, "ratio": 1.3, "ratio_lower": 0.7,
+       "ratio_upper": 1.9, "confidence": 0.990234375, "change_lower_pct": -30, "change_upper_pct": 90,
+       "min_detectable_pct": 80, "reason": "the pairs disagree too much"},
+      {"scenario": "mixed", "operation": "untag", "figure": "p99", "unit": "ns", "better": "lower",
+       "baseline": 0, "current": 0, "change_pct": null, "worse_pct": null, "limit_pct": 5,
+       "verdict": "not backed", "regressed": false, "pairs": 0,
+       "reason": "measured on both sides in 0 pair(s) only"}]
+  })j").as_object();
+  if (!with_regression) {
+    comparison["regressions"] = 0;
+    comparison["figures"].as_array().erase(comparison["figures"].as_array().begin());
+  }
+  return run_document(parts, std::move(comparison), meta());
+}
+
+TEST(AgainstComparison, TheVerdictNamesTheBaselineDeploymentAndAnInconclusiveFigureCannotTell) {
+  const auto failed = against_run();
+  EXPECT_EQ(failed.at("verdict").at("exit_code").to_number<int>(), 1);
+  const std::string reason(failed.at("verdict").at("reason").as_string());
+  EXPECT_TRUE(contains(reason, "1 figure(s) regressed beyond 5.0% of the baseline deployment, over their whole interval: "
+                               "mixed call p50 +12.0%")) << reason;
+  const auto unclear = against_run(false);
+  EXPECT_EQ(unclear.at("verdict").at("exit_code").to_number<int>(), 4);
+  EXPECT_EQ(unclear.at("verdict").at("status").as_string(), "inconclusive");
+  EXPECT_TRUE(contains(std::string(unclear.at("verdict").at("reason").as_string()),
+                       "1 figure(s) inconclusive: worse than the limit on their face, but their interval over the "
+                       "pairs reaches no change"));
+}
+
+TEST(AgainstComparison, TerminalHtmlAndJUnitShowBothSidesTheChangeAndItsPairs) {
+  const auto doc = against_run();
+  const auto text = run_closing(doc, {});
+  EXPECT_TRUE(contains(text, "comparison with the baseline deployment http://release.example:8080 (10 pairs of 2 s "
+                             "trials, one side after the other in a random order), limit 5.0% worse")) << text;
+  EXPECT_TRUE(contains(text, "mixed call p50: candidate 1.12 ms against baseline 1.00 ms, +12.0% [+8.0, +16.0%] over "
+                             "10 pairs")) << text;
+  EXPECT_TRUE(contains(text, "1 regressed, 1 inconclusive")) << text;
+  EXPECT_TRUE(contains(text, "note: contract check errors.unknown-route: fail on the candidate")) << text;
+
+  const auto html = html_report(doc);
+  for (const auto* want : {"Comparison with the baseline deployment", "<code>http://release.example:8080</code>",
+                           "change [99%]", "+12.0% [+8.0, +16.0%]", "not measured on both sides", "10 pairs"})
+    EXPECT_TRUE(contains(html, want)) << want;
+
+  const auto xml = junit_xml(json::value(doc));
+  XmlReader reader(xml);
+  const auto root = reader.parse();
+  ASSERT_TRUE(root) << reader.error();
+  for (const auto* s : root->descendants("testsuite"))
+    if (s->attr("name") == "regressions") {
+      EXPECT_EQ(s->attr("tests"), "4");
+      EXPECT_EQ(s->attr("failures"), "1");
+      EXPECT_EQ(s->attr("skipped"), "3");  // inconclusive, too noisy, not backed
+      for (const auto* c : s->all("testcase"))
+        if (c->attr("name") == "mixed call p50") {
+          ASSERT_EQ(c->all("failure").size(), 1u);
+          EXPECT_TRUE(contains(c->all("failure")[0]->attr("message").value_or(""),
+                               "on the candidate against 1.00 ms on the baseline deployment, +12.0% [+8.0, +16.0%] "
+                               "over 10 pairs"));
+        }
+    }
+}
+
 }  // namespace
 }  // namespace crh::reports::intervals_report_test
