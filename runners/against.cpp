@@ -13,6 +13,7 @@
 
 #include "api_key.hpp"
 #include "commands.hpp"
+#include "contracts/runner.hpp"
 #include "core/profile.hpp"
 #include "interrupt.hpp"
 #include "load_session.hpp"
@@ -144,6 +145,16 @@ std::vector<JudgedFigure> judge(const Side& candidate, const Side& baseline, dou
   return out;
 }
 
+struct VerdictCounts {
+  std::size_t regressed = 0, inconclusive = 0, noisy = 0, judged = 0, unbacked = 0;
+  void add(nightly::Verdict v) {
+    regressed += v == nightly::Verdict::regressed;
+    inconclusive += v == nightly::Verdict::inconclusive;
+    noisy += v == nightly::Verdict::too_noisy;
+    (v == nightly::Verdict::not_backed ? unbacked : judged) += 1;
+  }
+};
+
 // What --against does not do yet in crh load: refused by name rather than ignored.
 std::string unsupported(const LoadOptions& o) {
   std::vector<std::string> flags;
@@ -160,17 +171,13 @@ std::string unsupported(const LoadOptions& o) {
 
 // The table and the reasons of crh load --against; returns its exit code.
 int print_judged(const SideBySide& s, const AgainstPlan& plan, bool verbose) {
-  std::size_t regressed = 0, unclear = 0, noisy = 0, judged = 0, unbacked = 0;
+  VerdictCounts n;
   std::string reasons;
   std::printf("%-28s %11s %11s %7s %17s %7s  %s\n", "figure", "candidate", "baseline", "ratio", "interval", "MDC",
               "verdict");
   for (const auto& f : s.figures) {
     const auto& r = f.result;
-    if (r.verdict == nightly::Verdict::not_backed) ++unbacked;
-    else ++judged;
-    regressed += r.verdict == nightly::Verdict::regressed;
-    unclear += r.verdict == nightly::Verdict::inconclusive;
-    noisy += r.verdict == nightly::Verdict::too_noisy;
+    n.add(r.verdict);
     std::string interval = "-", mdc = "-";
     if (r.confidence > 0) {
       interval = nightly::formatted("%.3f", r.ratio_lower) + "-" + nightly::formatted("%.3f", r.ratio_upper);
@@ -185,23 +192,24 @@ int print_judged(const SideBySide& s, const AgainstPlan& plan, bool verbose) {
   std::cout << reasons;
   const std::string lim = nightly::formatted("%g%%", plan.limit_pct);
   const std::string who = plan.command + " --against";
-  if (regressed) {
-    std::cout << who << ": REGRESSED: " << regressed << " of " << judged << " figures worse than the " << lim
+  if (n.regressed) {
+    std::cout << who << ": REGRESSED: " << n.regressed << " of " << n.judged << " figures worse than the " << lim
               << " limit, every ratio in their intervals worse than 1\n";
     return results::kExitFailed;
   }
-  if (unclear || (judged > 0 && noisy == judged) || judged == 0) {
+  if (n.inconclusive || (n.judged > 0 && n.noisy == n.judged) || n.judged == 0) {
     std::cout << who << ": COULD NOT TELL: "
-              << (judged == 0 ? std::string("no figure was measured on both sides")
-                              : std::to_string(unclear) + " figure(s) worse than the " + lim +
-                                    " limit on their face but within the trials' noise, " + std::to_string(noisy) +
-                                    " too noisy")
+              << (n.judged == 0 ? std::string("no figure was measured on both sides")
+                                : std::to_string(n.inconclusive) + " figure(s) worse than the " + lim +
+                                      " limit on their face but within the trials' noise, " + std::to_string(n.noisy) +
+                                      " too noisy")
               << "\n";
     return results::kExitCouldNotTell;
   }
-  std::cout << who << ": no figure worse than the " << lim << " limit (" << judged << " judged"
-            << (noisy ? ", " + std::to_string(noisy) + " too noisy to tell" : std::string())
-            << (unbacked ? ", " + std::to_string(unbacked) + " not measured in enough pairs" : std::string()) << ")\n";
+  std::cout << who << ": no figure worse than the " << lim << " limit (" << n.judged << " judged"
+            << (n.noisy ? ", " + std::to_string(n.noisy) + " too noisy to tell" : std::string())
+            << (n.unbacked ? ", " + std::to_string(n.unbacked) + " not measured in enough pairs" : std::string())
+            << ")\n";
   return results::kExitOk;
 }
 
@@ -289,7 +297,7 @@ json::object against_comparison(const std::vector<SideBySide>& scenarios, const 
   namespace x = k::figure;
   namespace a = k::against;
   json::array figures, unreliable, notes;
-  std::size_t regressions = 0, inconclusive = 0, judged = 0, noisy = 0;
+  VerdictCounts n;
   const bool duet = plan.design == "duet";
   for (const auto& s : scenarios) {
     if (s.code) unreliable.emplace_back(s.scenario + " load: " + s.error);
@@ -301,10 +309,7 @@ json::object against_comparison(const std::vector<SideBySide>& scenarios, const 
       const auto& r = f.result;
       const bool lower = f.figure.better == nightly::Better::lower;
       const double change = (r.ratio - 1) * 100;
-      regressions += r.verdict == nightly::Verdict::regressed;
-      inconclusive += r.verdict == nightly::Verdict::inconclusive;
-      noisy += r.verdict == nightly::Verdict::too_noisy;
-      judged += r.verdict != nightly::Verdict::not_backed;
+      n.add(r.verdict);
       json::object o{{x::scenario, f.figure.scenario},
                      {x::operation, f.figure.operation},
                      {x::figure, f.figure.figure},
@@ -335,10 +340,10 @@ json::object against_comparison(const std::vector<SideBySide>& scenarios, const 
     }
     if (s.interrupted) notes.emplace_back(s.scenario + " load: interrupted after " + std::to_string(s.pairs) + " pairs");
   }
-  if (judged > 0 && noisy == judged)
+  if (n.judged > 0 && n.noisy == n.judged)
     unreliable.emplace_back("every figure judged was too noisy to tell a worsening of 1.5 x the limit from none "
                             "(more pairs or longer trials narrow it)");
-  else if (judged == 0 && !scenarios.empty())
+  else if (n.judged == 0 && !scenarios.empty())
     unreliable.emplace_back("no figure was measured on both sides in " + std::to_string(nightly::kMinPairs) + " pairs");
   namespace cmp = k::comparison;
   return json::object{{cmp::mode, "against"},
@@ -350,10 +355,25 @@ json::object against_comparison(const std::vector<SideBySide>& scenarios, const 
                                                   {a::confidence, nightly::kJudgingConfidence}}},
                       {cmp::max_regression_pct, plan.limit_pct},
                       {cmp::figures, std::move(figures)},
-                      {cmp::regressions, regressions},
-                      {cmp::inconclusive, inconclusive},
+                      {cmp::regressions, n.regressed},
+                      {cmp::inconclusive, n.inconclusive},
                       {cmp::unreliable, std::move(unreliable)},
                       {cmp::notes, std::move(notes)}};
+}
+
+// --contract-both: the checks whose outcome differs between the deployments.
+json::array contract_differences(const contracts::RunReport& candidate, const contracts::RunReport& baseline) {
+  json::array notes;
+  for (const auto& c : candidate.results)
+    for (const auto& b : baseline.results)
+      if (c.id == b.id && c.outcome != b.outcome &&
+          (c.outcome == contracts::Outcome::fail || b.outcome == contracts::Outcome::fail))
+        notes.emplace_back("contract check " + c.id + ": " + std::string(contracts::to_string(c.outcome)) +
+                           " on the candidate, " + std::string(contracts::to_string(b.outcome)) +
+                           " on the baseline deployment");
+  if (notes.empty())
+    notes.emplace_back("contract suites on both deployments: no check failed on one and not on the other");
+  return notes;
 }
 
 int run_load_against(const LoadOptions& o, loadgen::LoadConfig config, const std::vector<loadgen::Threshold>& thresholds) {

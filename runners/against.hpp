@@ -13,12 +13,17 @@
 #include <string>
 #include <vector>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include "loadgen/engine.hpp"
 #include "loadgen/thresholds.hpp"
 #include "nightly/paired.hpp"
 #include "nightly/record.hpp"
+
+namespace crh::contracts {
+struct RunReport;
+}
 
 namespace crh::runners {
 
@@ -73,6 +78,10 @@ SideBySide load_side_by_side(const AgainstPlan& plan, loadgen::LoadConfig candid
 // with every figure too noisy are its `unreliable` reasons.
 boost::json::object against_comparison(const std::vector<SideBySide>& scenarios, const AgainstPlan& plan,
                                        const std::string& baseline_url, double duration_s);
+
+// --contract-both: a note per check that fails on one deployment and not on
+// the other (or one note that none does).
+boost::json::array contract_differences(const contracts::RunReport& candidate, const contracts::RunReport& baseline);
 
 // crh load --against: runs the pairs and prints the comparison. `config` is
 // the candidate's load with its texts parsed and numbers applied, its target

@@ -167,10 +167,20 @@ contracts::RunReport run_contract_suites(const RunContext& ctx, const core::Targ
   if (ctx.progress) std::cout << "\r\x1b[2K" << std::flush;
   core::add_run_key(ctx.target.api_key);  // the contract run made its target's key the only one
   if (!ctx.o.against.base_url.empty()) core::add_run_key(ctx.against.api_key);
-  parts.contract = contracts::result_document(report, run, ctx.embedded && &target == &ctx.target).as_object();
+  const bool candidate = &target == &ctx.target;
+  parts.contract = contracts::result_document(report, run, ctx.embedded && candidate).as_object();
+  // A failed check of the baseline deployment reruns there.
+  TargetFlags rerun_target = ctx.o.target;
+  if (!candidate) {
+    const auto& a = ctx.o.against;
+    rerun_target.base_url = a.base_url;
+    rerun_target.api_key_file = a.api_key_file;
+    if (!a.channel.empty()) rerun_target.channel = a.channel;
+    if (!a.profile_file.empty()) rerun_target.profile_file = a.profile_file;
+  }
   namespace k = results::keys;
   (*parts.contract)[k::envelope::config].as_object()[k::contract_config::rerun] =
-      contract_rerun(ctx.o.target, ctx.o.contract, ctx.embedded);
+      contract_rerun(rerun_target, ctx.o.contract, ctx.embedded && candidate);
   show_part(ctx, *parts.contract);
   return report;
 }
@@ -318,21 +328,6 @@ json::object run_loads_against(const RunContext& ctx, const contracts::RunReport
   auto& notes = comparison[results::keys::comparison::notes].as_array();
   for (auto& n : contract_notes) notes.push_back(std::move(n));
   return comparison;
-}
-
-// --contract-both: the checks whose outcome differs between the deployments.
-json::array contract_differences(const contracts::RunReport& candidate, const contracts::RunReport& baseline) {
-  json::array notes;
-  for (const auto& c : candidate.results)
-    for (const auto& b : baseline.results)
-      if (c.id == b.id && c.outcome != b.outcome &&
-          (c.outcome == contracts::Outcome::fail || b.outcome == contracts::Outcome::fail))
-        notes.emplace_back("contract check " + c.id + ": " + std::string(contracts::to_string(c.outcome)) +
-                           " on the candidate, " + std::string(contracts::to_string(b.outcome)) +
-                           " on the baseline deployment");
-  if (notes.empty())
-    notes.emplace_back("contract suites on both deployments: no check failed on one and not on the other");
-  return notes;
 }
 
 // The command line as the run document records it.

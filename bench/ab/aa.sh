@@ -10,6 +10,9 @@
 # minimum detectable change (MDC) per figure.
 # Usage: bench/ab/aa.sh CRH [NIGHTS] [-- crh load flags...]
 #   defaults: 10 nights; --scenario get --connections 4 --duration 2 --pairs 10
+#   COMMAND=run: each night is `crh run --against` with the flags given (the
+#   nightly job as a user types it: contract on the candidate, then the loads);
+#   its figures are read from the night's run document.
 #   PIN=1 (default) pins both targets to CPU 1 and the generator to CPU 0.
 # Loopback only. A night takes about (pairs x 2 x duration) + 10 s.
 set -euo pipefail
@@ -46,11 +49,28 @@ echo "aa.sh: $nights nights, candidate $candidate (--delay-us $((base_delay + ${
 regressed=0 unclear=0 passed=0
 for n in $(seq "$nights"); do
   code=0
-  "${pin_gen[@]}" "$crh" load "${flags[@]}" --seed "$n" --base-url "$candidate" --against "$baseline" \
-    >"$work/night.out" 2>&1 || code=$?
+  if [ "${COMMAND:-load}" = run ]; then
+    "${pin_gen[@]}" "$crh" run "${flags[@]}" --seed "$n" --base-url "$candidate" --against "$baseline" \
+      --json "$work/night.json" >"$work/night.out" 2>&1 || code=$?
+  else
+    "${pin_gen[@]}" "$crh" load "${flags[@]}" --seed "$n" --base-url "$candidate" --against "$baseline" \
+      >"$work/night.out" 2>&1 || code=$?
+  fi
   case $code in 0) passed=$((passed + 1)) ;; 1) regressed=$((regressed + 1)) ;; 4) unclear=$((unclear + 1)) ;;
     *) echo "night $n: exit $code"; cat "$work/night.out"; exit 2 ;; esac
-  grep -E '^[a-z]+ [a-z-]+ (p50|p99|throughput) ' "$work/night.out" | sed "s/^/$n /" >>"$work/figures"
+  if [ "${COMMAND:-load}" = run ]; then  # the table's columns, from the document
+    python3 - "$work/night.json" "$n" >>"$work/figures" <<'PY'
+import json, sys
+for f in json.load(open(sys.argv[1]))["comparison"]["figures"]:
+    if "ratio" in f:
+        print(sys.argv[2], f["scenario"], f["operation"], f["figure"], f"{f['ratio']:.3f}",
+              f"{f['ratio_lower']:.3f}-{f['ratio_upper']:.3f}", f"{f['min_detectable_pct']:.1f}%", f["verdict"])
+    else:
+        print(sys.argv[2], f["scenario"], f["operation"], f["figure"], "-", "-", "-", f["verdict"])
+PY
+  else
+    grep -E '^[a-z]+ [a-z-]+ (p50|p99|throughput) ' "$work/night.out" | sed "s/^/$n /" >>"$work/figures"
+  fi
   echo "night $n: exit $code: $(tail -n 1 "$work/night.out")"
 done
 echo "nights: $nights; regressed (exit 1): $regressed; could not tell (exit 4): $unclear; passed: $passed"
@@ -63,7 +83,7 @@ for line in open(sys.argv[1]):
     key = " ".join(parts[1:4])
     rest = parts[4:]
     pct = [p for p in rest if p.endswith("%")]
-    verdict = rest[-1] if rest[-2] not in ("too", "no") else rest[-2] + " " + rest[-1]
+    verdict = rest[-1] if rest[-2] not in ("too", "no", "not") else rest[-2] + " " + rest[-1]
     verdicts[key][verdict] += 1
     if pct: mdc[key].append(float(pct[-1][:-1]))
     interval = [i for i, p in enumerate(rest) if re.fullmatch(r"\d+\.\d+-\d+\.\d+", p)]
