@@ -13,6 +13,7 @@
 #include <boost/json.hpp>
 
 #include "results/keys_run.hpp"
+#include "results/units.hpp"
 
 namespace crh::nightly {
 namespace json = boost::json;
@@ -164,7 +165,7 @@ json::object compare_with_nights(const Tonight& tonight, const std::vector<Night
     GateInput in{.tonight = f.estimate,
                  .better = f.better,
                  .limit_pct = limit_pct,
-                 .format = [unit = f.unit](double v) { return in_unit(v, unit); }};
+                 .format = [unit = f.unit](double v) { return results::format_figure(unit, v); }};
     std::vector<const Night*> had;  // the window's nights that measured this figure
     for (const auto* n : window)
       if (const auto* g = n->find(f.key())) {

@@ -13,6 +13,7 @@
 #include "results/keys_load.hpp"
 #include "results/keys_run.hpp"
 #include "results/keys_trend.hpp"
+#include "results/units.hpp"
 #include "results/view.hpp"
 
 namespace crh::nightly {
@@ -94,30 +95,7 @@ std::optional<double> series_p50(const DocView& load, std::size_t from, std::siz
   return static_cast<double>(h.quantile(0.5));
 }
 
-std::string fixed1(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
 }  // namespace
-
-// A figure's value in its unit.
-std::string in_unit(double v, const std::string& unit) {
-  char buf[48];
-  if (unit == "ns") {
-    if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.3g s", v / 1e9);
-    else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.3g ms", v / 1e6);
-    else std::snprintf(buf, sizeof buf, "%.3g us", v / 1e3);
-  } else if (unit == "per_second") {
-    std::snprintf(buf, sizeof buf, "%.0f/s", v);
-  } else if (unit == "fraction") {
-    std::snprintf(buf, sizeof buf, "%.3g%%", v * 100);
-  } else {
-    std::snprintf(buf, sizeof buf, "%g", v);
-  }
-  return buf;
-}
 
 std::vector<NightFigure> figures_of_loads(const std::vector<json::object>& loads) {
   std::vector<NightFigure> out;
@@ -216,8 +194,8 @@ std::vector<std::string> unreliable_reasons(const std::vector<json::object>& loa
     if (first && second && *first > 0) {
       const double change = (*second - *first) / *first * 100.0;
       if (std::abs(change) > limit_pct)
-        out.push_back(scenario + " load: p50 of the second half " + fixed1(change) + "% against the first (limit " +
-                      fixed1(limit_pct) + "%): a trend or a warm-up inside the load");
+        out.push_back(scenario + " load: p50 of the second half " + results::fixed(change, 1) + "% against the first (limit " +
+                      results::fixed(limit_pct, 1) + "%): a trend or a warm-up inside the load");
     }
   }
   return out;

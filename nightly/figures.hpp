@@ -16,10 +16,6 @@ namespace crh::nightly {
 // operation p50 and p99 (with their intervals and whether they are backed),
 // throughput and error rate. A load of `crh run --repeat K` gives each
 // figure's repetitions; its value is their median, its interval their range.
-// A figure's value in its unit, for reasons and tables: 812 us, 1.24 ms,
-// 1520/s, 0.5%.
-std::string in_unit(double v, const std::string& unit);
-
 std::vector<NightFigure> figures_of_loads(const std::vector<boost::json::object>& loads);
 boost::json::object figure_json(const NightFigure& f);
 

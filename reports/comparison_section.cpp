@@ -101,7 +101,7 @@ std::string comparison_section(const DocView& doc) {
   std::string out;
   if (c.against) {
     out = "<h2 id=\"comparison\">Comparison with the baseline deployment</h2>\n<p>Candidate against <code>" +
-          esc(c.baseline_url) + "</code>, " + esc(design_text(c)) +
+          esc(c.baseline_url) + "</code>, " + esc(side_by_side_design(c.design, c.pairs, c.duration_s)) +
           ". Every ratio is candidate ÷ baseline, judged on the pairs (Hodges–Lehmann, exact signed-rank " +
           fixed(c.confidence * 100, 0) + "% interval): a figure regresses when it is worse than the " +
           fixed(c.limit_pct, 1) + "% limit and its whole interval is worse than no change. <strong class=\"" +

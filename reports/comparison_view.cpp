@@ -147,17 +147,10 @@ std::string ShownChangePoint::status() const {
   return "within the limit";
 }
 
-std::string design_text(const ShownComparison& c) {
-  const std::string seconds = fixed(c.duration_s, c.duration_s == static_cast<double>(static_cast<long>(c.duration_s)) ? 0 : 1);
-  return c.design == "duet" ? "a duet: both loaded at once for " + seconds + " s, each second a pair"
-                            : std::to_string(c.pairs) + " pairs of " + seconds +
-                                  " s trials, one side after the other in a random order";
-}
-
 std::string comparison_heading(const ShownComparison& c) {
   const std::string limit = "limit " + fixed(c.limit_pct, 1) + "% worse";
   if (c.against)
-    return "comparison with the baseline deployment " + c.baseline_url + " (" + design_text(c) + "), " + limit;
+    return "comparison with the baseline deployment " + c.baseline_url + " (" + side_by_side_design(c.design, c.pairs, c.duration_s) + "), " + limit;
   if (!c.nights)
     return "comparison with the baseline " + c.baseline_file + " (" + c.baseline_started_at + "), " + limit;
   return "comparison with the record of nights " + c.dir + " (" + std::to_string(c.recorded) + " recorded, " +

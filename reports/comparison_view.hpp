@@ -75,9 +75,6 @@ struct ShownComparison {
 
 ShownComparison read_comparison(const results::DocView& comparison);
 
-// Against a baseline deployment, how both were loaded: "10 pairs of 2 s trials, ..." or "a duet: ...".
-std::string design_text(const ShownComparison& c);
-
 // Rank of a verdict in the order shown: regressed 0, inconclusive 1, not backed 2, improved 3, no change 4.
 int verdict_rank(std::string_view verdict);
 

@@ -2,7 +2,6 @@
 #include "reports/text.hpp"
 
 #include <cctype>
-#include <cstdio>
 
 namespace crh::reports {
 
@@ -22,28 +21,9 @@ std::string missing_line(const results::DocView& doc) {
   return footnote.empty() ? std::string() : clean(footnote) + "\n";
 }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 std::string paint(bool on, const std::string& text, const char* code) {
   return on ? std::string("\x1b[") + code + "m" + text + "\x1b[0m" : text;
-}
-
-std::string format_ns(double ns) {
-  if (ns < 1e3) return fixed(ns, 0) + " ns";
-  if (ns < 1e6) return fixed(ns / 1e3, ns < 1e4 ? 2 : ns < 1e5 ? 1 : 0) + " µs";
-  if (ns < 1e9) return fixed(ns / 1e6, ns < 1e7 ? 2 : ns < 1e8 ? 1 : 0) + " ms";
-  return fixed(ns / 1e9, 2) + " s";
-}
-
-std::string format_figure(std::string_view unit, double v) {
-  if (unit == "ns") return format_ns(v);
-  if (unit == "per_second") return fixed(v, v < 100 ? 1 : 0) + "/s";
-  if (unit == "fraction") return fixed(v * 100, 3) + "%";
-  return fixed(v, 3);
 }
 
 std::string status_label(std::string_view status) {
@@ -59,5 +39,12 @@ const char* status_color(std::string_view status) {
 }
 
 std::string signed_percent(double pct, int decimals) { return (pct >= 0 ? "+" : "") + fixed(pct, decimals) + "%"; }
+
+std::string side_by_side_design(std::string_view design, std::size_t pairs, double duration_s) {
+  const std::string seconds = fixed(duration_s, duration_s == static_cast<double>(static_cast<long>(duration_s)) ? 0 : 1);
+  return design == "duet" ? "a duet: both loaded at once for " + seconds + " s, each second a pair"
+                          : std::to_string(pairs) + " pairs of " + seconds +
+                                " s trials, one side after the other in a random order";
+}
 
 }  // namespace crh::reports

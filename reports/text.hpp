@@ -3,9 +3,11 @@
 // '?'), and the units every rendering shares.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
+#include "results/units.hpp"
 #include "results/view.hpp"
 
 namespace crh::reports {
@@ -22,8 +24,9 @@ std::string count_text(const results::DocView& v);
 // mistyped field, else nothing: a report says what it could not show.
 std::string missing_line(const results::DocView& doc);
 
-// `v` with that many decimals.
-std::string fixed(double v, int decimals);
+using results::fixed;
+using results::format_figure;
+using results::format_ns;
 
 // `text` in an ANSI colour (`code` such as "1;31") when `on`.
 std::string paint(bool on, const std::string& text, const char* code);
@@ -40,10 +43,9 @@ bool could_not_tell(std::string_view status);  // inconclusive or unreliable
 // "+24.0%", "-3.5%".
 std::string signed_percent(double pct, int decimals = 1);
 
-// "812 µs", "1.23 ms", "2.50 s": a duration in nanoseconds for people.
-std::string format_ns(double ns);
-
-// A compared figure in its unit ("ns", "per_second", "fraction"): 1.23 ms, 2884/s, 0.125%.
-std::string format_figure(std::string_view unit, double v);
+// How two deployments were loaded side by side (`crh run --against`):
+// "10 pairs of 2 s trials, one side after the other in a random order", or
+// "a duet: both loaded at once for 12 s, each second a pair".
+std::string side_by_side_design(std::string_view design, std::size_t pairs, double duration_s);
 
 }  // namespace crh::reports

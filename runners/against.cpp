@@ -20,8 +20,10 @@
 #include "nightly/figures.hpp"
 #include "nightly/format.hpp"
 #include "nightly/median.hpp"
+#include "reports/text.hpp"
 #include "results/keys_load.hpp"
 #include "results/keys_run.hpp"
+#include "results/units.hpp"
 #include "results/verdict.hpp"
 #include "results/view.hpp"
 #include "target_setup.hpp"
@@ -155,20 +157,14 @@ struct VerdictCounts {
   }
 };
 
-// What --against does not do yet in crh load: refused by name rather than ignored.
+// What --against does not do yet in crh load.
 std::string unsupported(const LoadOptions& o) {
-  std::vector<std::string> flags;
-  if (o.target.call_driver != "http") flags.push_back("--call-driver sip");
-  if (!o.capture.file.empty()) flags.push_back("--capture");
+  std::vector<std::string> extra;
   if (!o.output.json_file.empty() || !o.output.html_file.empty() || !o.output.junit_file.empty())
-    flags.push_back("--json, --html and --junit (crh run --against writes them)");
-  if (!o.history_file.empty()) flags.push_back("--history");
-  if (!o.load.shard.empty() || !o.load.start_at.empty()) flags.push_back("--shard and --start-at");
-  std::string out;
-  for (const auto& f : flags) out += (out.empty() ? "" : ", ") + f;
-  return out;
+    extra.push_back("--json, --html and --junit (crh run --against writes them)");
+  if (!o.history_file.empty()) extra.push_back("--history");
+  return refused_with_against(o.target, o.capture, o.load, std::move(extra));
 }
-
 // The table and the reasons of crh load --against; returns its exit code.
 int print_judged(const SideBySide& s, const AgainstPlan& plan, bool verbose) {
   VerdictCounts n;
@@ -185,7 +181,7 @@ int print_judged(const SideBySide& s, const AgainstPlan& plan, bool verbose) {
     }
     const std::string key = f.figure.key();
     std::printf("%-28s %11s %11s %7.3f %17s %7s  %s\n", key.c_str(),
-                nightly::in_unit(f.candidate, f.figure.unit).c_str(), nightly::in_unit(f.baseline, f.figure.unit).c_str(),
+                results::format_figure(f.figure.unit, f.candidate).c_str(), results::format_figure(f.figure.unit, f.baseline).c_str(),
                 r.ratio, interval.c_str(), mdc.c_str(), std::string(nightly::to_string(r.verdict)).c_str());
     if (verbose || r.verdict != nightly::Verdict::no_change) reasons += "  " + key + ": " + r.reason + "\n";
   }
@@ -224,6 +220,18 @@ std::string failed_side(const std::string& name, std::size_t failed, std::size_t
 }
 
 }  // namespace
+
+std::string refused_with_against(const TargetFlags& target, const CaptureFlags& capture, const LoadFlags& load,
+                                 std::vector<std::string> extra) {
+  std::vector<std::string> flags;
+  if (target.call_driver != "http") flags.push_back("--call-driver sip");
+  if (!capture.file.empty()) flags.push_back("--capture");
+  if (!load.shard.empty() || !load.start_at.empty()) flags.push_back("--shard and --start-at");
+  flags.insert(flags.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
+  std::string out;
+  for (const auto& f : flags) out += (out.empty() ? "" : ", ") + f;
+  return out;
+}
 
 int baseline_config(const AgainstFlags& against, const std::string& command, const loadgen::LoadConfig& candidate,
                     loadgen::LoadConfig& baseline) {
@@ -402,10 +410,8 @@ int run_load_against(const LoadOptions& o, loadgen::LoadConfig config, const std
   std::cout << command << " --against: " << o.scenario << ", candidate " << config.target.base.to_string()
             << (embedded ? " (embedded reference service)" : "") << ", baseline " << baseline.target.base.to_string()
             << "; "
-            << (duet ? "both loaded at once for " + nightly::formatted("%g", o.duration_s) +
-                           " s, judged per second of the series"
-                     : std::to_string(plan.pairs) + " pairs of " + nightly::formatted("%g", o.duration_s) +
-                           " s trials, the order within each pair drawn from seed " + std::to_string(o.seed))
+            << reports::side_by_side_design(plan.design, plan.pairs, o.duration_s)
+            << (duet ? "" : ", the order drawn from seed " + std::to_string(o.seed))
             << "; limit " << plan.limit_pct << "%\n"
             << std::flush;
   InterruptScope interrupt;

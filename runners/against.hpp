@@ -29,6 +29,9 @@ namespace crh::runners {
 
 struct LoadOptions;
 struct AgainstFlags;
+struct CaptureFlags;
+struct LoadFlags;
+struct TargetFlags;
 
 // How the two deployments are loaded and judged.
 struct AgainstPlan {
@@ -58,6 +61,12 @@ struct SideBySide {
   int code = 0;       // a side's load could not run at all: its exit code (3 unreachable, 4 late); else 0
   std::string error;  // why, when code != 0
 };
+
+// The flags --against does not go with yet, refused by name rather than
+// ignored: SIP calls, a capture, sharding, then `extra` (a command's own).
+// Empty when none was given.
+std::string refused_with_against(const TargetFlags& target, const CaptureFlags& capture, const LoadFlags& load,
+                                 std::vector<std::string> extra = {});
 
 // The baseline's load: the candidate's with --against's base URL, channel,
 // profile and key. Returns 0, or 2 after printing why.

@@ -34,6 +34,7 @@
 #include "capture_session.hpp"
 #include "reports/run_document.hpp"
 #include "reports/run_terminal.hpp"
+#include "reports/text.hpp"
 #include "target_setup.hpp"
 
 namespace crh::runners {
@@ -97,17 +98,6 @@ std::optional<RunInputs> read_inputs(const RunCommandOptions& o) {
     return std::nullopt;
   }
   return in;
-}
-
-// What --against does not do yet in crh run: refused by name rather than ignored.
-std::string unsupported_against(const RunCommandOptions& o) {
-  std::vector<std::string> flags;
-  if (o.target.call_driver != "http") flags.push_back("--call-driver sip");
-  if (!o.capture.file.empty()) flags.push_back("--capture");
-  if (!o.load.shard.empty() || !o.load.start_at.empty()) flags.push_back("--shard and --start-at");
-  std::string out;
-  for (const auto& f : flags) out += (out.empty() ? "" : ", ") + f;
-  return out;
 }
 
 void announce(const RunContext& ctx, bool comparing) {
@@ -301,9 +291,7 @@ json::object run_loads_against(const RunContext& ctx, const contracts::RunReport
     baseline.statuses = ctx.against_statuses;
     if (!o.output.quiet)
       std::cout << "crh run: " << scenario << " load on both deployments, "
-                << (plan.design == "duet" ? "at once for " + std::to_string(o.load_duration_s).substr(0, 4) + " s"
-                                          : std::to_string(plan.pairs) + " pairs of " +
-                                                std::to_string(o.load_duration_s).substr(0, 4) + " s trials")
+                << reports::side_by_side_design(plan.design, plan.pairs, o.load_duration_s)
                 << "\n"
                 << std::flush;
     auto side = load_side_by_side(plan, std::move(config), std::move(baseline), ctx.embedded,
@@ -412,7 +400,7 @@ int run_run_command(const RunCommandOptions& o) {
   if (!inputs) return results::kExitUsage;
   const bool against = !o.against.base_url.empty();
   if (against) {
-    const std::string refused = unsupported_against(o);
+    const std::string refused = refused_with_against(o.target, o.capture, o.load);
     const std::string problem = plan_problem({.design = o.against.design}, o.load_duration_s);
     if (!refused.empty() || !problem.empty()) {
       std::cerr << "crh run: " << (refused.empty() ? problem : "not with --against (yet): " + refused) << "\n";

@@ -28,9 +28,13 @@ trap 'for p in ${pids[@]+"${pids[@]}"}; do kill -TERM "$p" 2>/dev/null || true; 
 pin_target=() pin_gen=()
 if [ "${PIN:-1}" = 1 ]; then pin_target=(taskset -c 1); pin_gen=(taskset -c 0); fi
 export CRH_API_KEY=bench-aa-$RANDOM$RANDOM
+# Started in this shell, not inside $(...): a subshell's pids+= would be lost
+# and the EXIT trap would leave the servers running.
 serve() {  # file, extra flags
   "${pin_target[@]}" "$crh" serve --listen 127.0.0.1:0 --threads 1 "${@:2}" >"$1" 2>&1 &
   pids+=($!)
+}
+url_of() {  # file: the URL the server printed once it listens
   for _ in $(seq 100); do grep -q 'http://' "$1" && break; sleep 0.1; done
   grep -o 'http://127\.0\.0\.1:[0-9]*' "$1" | head -n 1
 }
@@ -38,8 +42,9 @@ serve() {  # file, extra flags
 # whose own overhead is ~100 us), so that SLOWER_US more on the candidate is
 # a known fraction of its latency (--delay-us 6 alone made p50 3.5x, not +10%).
 base_delay=${BASE_DELAY_US:-0}
-baseline=$(serve "$work/b.out" --delay-us "$base_delay")
-candidate=$(serve "$work/c.out" --delay-us $((base_delay + ${SLOWER_US:-0})))
+serve "$work/b.out" --delay-us "$base_delay"
+serve "$work/c.out" --delay-us $((base_delay + ${SLOWER_US:-0}))
+baseline=$(url_of "$work/b.out") candidate=$(url_of "$work/c.out")
 if [ "${BACKGROUND:-stress}" = stress ]; then
   stress-ng --cpu 1 --timeout 0 >/dev/null 2>&1 &
   pids+=($!)
