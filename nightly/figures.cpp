@@ -127,6 +127,29 @@ std::vector<NightFigure> figures_of_loads(const std::vector<json::object>& loads
   return out;
 }
 
+std::vector<NightFigure> ratio_figures(const json::object& comparison) {
+  namespace x = k::figure;
+  std::vector<NightFigure> out;
+  for (const auto& f : DocView(comparison).find(k::comparison::figures).items()) {
+    NightFigure n{.scenario = f.find(x::scenario).str(),
+                  .operation = f.find(x::operation).str(),
+                  .figure = f.find(x::figure).str(),
+                  .unit = "ratio",
+                  .better = f.find(x::better).str() == "higher" ? Better::higher : Better::lower};
+    n.n = f.find(x::pairs).count();
+    if (const auto ratio = f.find(x::ratio).maybe_num()) {
+      n.estimate.value = *ratio;
+      n.estimate.lower = f.find(x::ratio_lower).maybe_num();
+      n.estimate.upper = f.find(x::ratio_upper).maybe_num();
+    } else {
+      n.estimate.value = 1;
+      n.estimate.backed = false;
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
 json::object figure_json(const NightFigure& f) {
   namespace nf = k::night_figure;  // the keys the trend page reads them by
   json::object o{{nf::scenario, f.scenario},
@@ -164,11 +187,20 @@ json::object fingerprint_fields(const json::object& run) {
   // The embedded service listens on a new port each night: it is one target.
   const std::string url = target.find(k::target::embedded).boolean() ? "embedded" : target.find(k::target::base_url).str();
   const auto* driver = config.find(k::run_config::call_driver).value();
-  return json::object{{"loads", std::move(loads)},
+  json::object fields{{"loads", std::move(loads)},
                       {"profile_hash", config.find(k::run_config::profile_hash).str()},
                       {"call_driver", driver ? *driver : json::value("http")},
                       {"target", url},
                       {"channel", target.find(k::target::channel).str()}};
+  // A/B nights (--against) are their own series: the baseline deployment and
+  // how both were loaded. Absent otherwise, so single-target hashes stay as recorded.
+  if (const auto against = d.find(k::run::comparison).find(k::comparison::against); against.object()) {
+    json::object ab;
+    for (auto key : {k::against::base_url, k::against::design, k::against::pairs, k::against::duration_s})
+      if (const auto* v = against.find(key).value()) ab[key] = *v;
+    fields["against"] = std::move(ab);
+  }
+  return fields;
 }
 
 std::string fingerprint_hash(const json::object& fields) { return hash_text(json::serialize(fields)); }

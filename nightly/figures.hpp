@@ -17,6 +17,13 @@ namespace crh::nightly {
 // throughput and error rate. A load of `crh run --repeat K` gives each
 // figure's repetitions; its value is their median, its interval their range.
 std::vector<NightFigure> figures_of_loads(const std::vector<boost::json::object>& loads);
+
+// A night side by side with a baseline deployment (`crh run --against
+// --nights`, the run document's comparison in mode "against"): per judged
+// figure its ratio candidate / baseline in unit "ratio", with the interval it
+// was judged on and its pairs as n; a figure measured in too few pairs
+// (no ratio) is kept as not backed at ratio 1 with no interval.
+std::vector<NightFigure> ratio_figures(const boost::json::object& against_comparison);
 boost::json::object figure_json(const NightFigure& f);
 
 // Why tonight's loads cannot be trusted, if so: a load INVALID (the generator

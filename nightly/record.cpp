@@ -135,8 +135,13 @@ json::object night_document(const json::object& run, const std::string& report) 
   std::vector<json::object> loads;
   for (const auto& l : d.find(k::run::loads).items())
     if (const auto* o = l.object()) loads.push_back(*o);
+  const auto* comparison = d.find(k::run::comparison).object();
+  // Side by side with a baseline deployment, a night's figures are its ratios
+  // (what was judged); its gate is that whole comparison, drawn again by the trend page.
+  const bool side_by_side = comparison && DocView(*comparison).find(k::comparison::mode).str() == "against";
   json::array figures;
-  for (const auto& f : figures_of_loads(loads)) figures.push_back(figure_json(f));
+  for (const auto& f : side_by_side ? ratio_figures(*comparison) : figures_of_loads(loads))
+    figures.push_back(figure_json(f));
   json::object histograms;
   for (const auto& l : loads) {
     const DocView load(l);
@@ -145,9 +150,10 @@ json::object night_document(const json::object& run, const std::string& report) 
       if (const auto* h = v.find(k::operation::latency).find(k::latency::histogram).value()) ops[op] = *h;
     histograms[load.find(k::envelope::config).find(k::load_config::scenario).str()] = std::move(ops);
   }
-  const auto* comparison = d.find(k::run::comparison).object();
   json::object gate;
-  if (comparison)
+  if (side_by_side)
+    gate = *comparison;
+  else if (comparison)
     for (auto key : {k::comparison::mode, k::comparison::regressions, k::comparison::inconclusive,
                      k::comparison::change_points, k::comparison::unreliable})
       if (auto it = comparison->find(key); it != comparison->end()) gate[key] = it->value();

@@ -12,6 +12,8 @@
 //                "value","lower","upper","n","backed","repetitions":[...]}],
 //    "histograms":{SCENARIO:{OPERATION:{sparse histogram}}},
 //    "gate":{comparison summary}|null}
+// A night side by side with a baseline deployment (--against) keeps its
+// ratios as its figures (unit "ratio") and its whole comparison as "gate".
 // Written through a temporary file and a rename; the run id makes two
 // writers' names differ even within one second.
 #pragma once

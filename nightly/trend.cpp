@@ -2,13 +2,16 @@
 
 #include <boost/json.hpp>
 
+#include "results/keys_run.hpp"
 #include "results/keys_trend.hpp"
+#include "results/view.hpp"
 #include "nightly/compare.hpp"
 #include "nightly/figures.hpp"
 
 namespace crh::nightly {
 namespace json = boost::json;
 namespace k = results::keys;
+using results::DocView;
 
 namespace {
 
@@ -54,6 +57,11 @@ json::object trend_document(const std::vector<Night>& record, const std::vector<
                    {k::trend::window_first, nullptr}};
   if (record.empty()) return doc;
   const auto& last = record.back();
+  // A side-by-side night was judged against its baseline deployment, not the record: shown as it was.
+  if (DocView(last.gate).find(k::comparison::mode).str() == "against") {
+    doc[k::trend::comparison] = last.gate;
+    return doc;
+  }
   doc[k::trend::comparison] = compare_with_nights(tonight_of(last), record, accepted, dir, limit_pct);
   // The band is drawn from the first night the gate used: the last kWindow of the window.
   const auto window = comparison_window(record, last.fingerprint, accepted, last.started_at);

@@ -129,6 +129,9 @@ std::string figure_chart(const Nights& nights, const std::string& key, const Sho
   if (judged && judged->band_lower && judged->band_upper)
     chart.bands.push_back({window_from, last_x, *judged->band_lower, *judged->band_upper,
                            "band, " + std::to_string(judged->nights_used) + " nights"});
+  if (unit == "ratio")  // a side-by-side night's ratio: no change within the limit either way
+    chart.bands.push_back({0, last_x, 1 - c.limit_pct / 100, 1 + c.limit_pct / 100,
+                           "within the " + fixed(c.limit_pct, 0) + "% limit", false, "#2ca02c"});
   for (const auto& p : c.change_points) {
     if (p.scenario + " " + p.operation + " " + p.figure != key) continue;
     for (std::size_t i = 0; i < nights.size(); ++i)
@@ -138,7 +141,8 @@ std::string figure_chart(const Nights& nights, const std::string& key, const Sho
   chart.markers = std::move(markers);
   std::string heading = "<h3 id=\"" + esc(html::class_name(key)) + "\">" + esc(key);
   if (judged)
-    heading += " " + badge(judged->verdict) + " <span class=\"muted\">last night " + esc(judged->current_text()) +
+    heading += " " + badge(judged->verdict) + " <span class=\"muted\">last night " +
+               esc(c.against ? judged->paired_change_text() + " against the baseline" : judged->current_text()) +
                (judged->band_text().empty() ? "" : ", the nights " + esc(judged->band_text())) +
                (judged->min_detectable_pct ? ", detectable from " + fixed(*judged->min_detectable_pct, 0) + "%" : "") +
                "</span>";
@@ -183,15 +187,22 @@ std::string trend_html(const json::object& trend) {
   for (std::size_t i = 0; i < mine.size(); ++i)
     if (!first_used.empty() && mine[i]->id == first_used) window_from = static_cast<double>(i);
   out += verdict_box(last);
-  out += "<nav><a href=\"#comparison\">the last night against the record</a><a href=\"#figures\">figures over the "
-         "nights</a><a href=\"#nights\">nights</a></nav>\n";
+  out += std::string("<nav><a href=\"#comparison\">") +
+         (c.against ? "the last night side by side" : "the last night against the record") +
+         "</a><a href=\"#figures\">figures over the nights</a><a href=\"#nights\">nights</a></nav>\n";
   out += html::comparison_section(doc);
   out += "<h2 id=\"figures\">Figures over the nights</h2>\n<p class=\"muted\">" +
          std::to_string(mine.size()) + " night(s) of the last night's settings (<code>" + esc(last.fingerprint) +
-         "</code>). Whiskers: each night's 95% interval. Shaded: the band of the nights the last one was judged "
-         "against. Hollow points: nights not compared with (failed, unreliable, inconclusive, interrupted); they are "
-         "never in the band. Dashed lines mark accepted levels, change points, and machine or version changes "
-         "(which do not split the record).</p>\n";
+         "</code>). " +
+         (c.against
+              ? "Each night a ratio candidate ÷ baseline deployment, measured side by side; whiskers: the interval it "
+                "was judged on (" + fixed(c.confidence * 100, 0) + "%). Shaded: no change beyond the limit either way. "
+                "Hollow points: nights that failed, were unreliable or interrupted. Dashed lines mark machine or "
+                "version changes.</p>\n"
+              : "Whiskers: each night's 95% interval. Shaded: the band of the nights the last one was judged "
+                "against. Hollow points: nights not compared with (failed, unreliable, inconclusive, interrupted); "
+                "they are never in the band. Dashed lines mark accepted levels, change points, and machine or "
+                "version changes (which do not split the record).</p>\n");
   const auto markers = record_markers(mine, accepted);
   std::vector<std::string> keys;
   for (const auto& f : c.figures) keys.push_back(f.name());  // the worst first, as judged

@@ -22,6 +22,7 @@ std::string format_figure(std::string_view unit, double v) {
   if (unit == "ns") return format_ns(v);
   if (unit == "per_second") return fixed(v, v < 100 ? 1 : 0) + "/s";
   if (unit == "fraction") return fixed(v * 100, 3) + "%";
+  if (unit == "ratio") return fixed(v, 3) + "×";
   return fixed(v, 3);
 }
 

@@ -132,7 +132,8 @@ void CaptureFlags::add_to(CLI::App* sub) {
 void NightsFlags::add_to(CLI::App* sub, bool with_accept) {
   sub->add_option("--nights", dir,
                   "a directory of nights: tonight is judged against the comparable passed nights in it "
-                  "(not one baseline) and recorded there");
+                  "(not one baseline) and recorded there; with --against, judged side by side and recorded "
+                  "(its ratios over the nights on the trend page)");
   sub->add_option("--keep-nights", keep, "nights the record keeps (the oldest are removed)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
@@ -287,7 +288,7 @@ Command add_run_command(CLI::App& app) {
   sub->get_option("--nights")->excludes(baseline);
   o->capture.add_to(sub);
   auto* against = o->against.add_to(sub, false);
-  against->excludes(baseline)->excludes(sub->get_option("--nights"));
+  against->excludes(baseline);
   sub->add_flag("--contract-both", o->contract_both,
                 "--against: run the contract suites on the baseline deployment too, and say which checks differ")
       ->needs(against);
@@ -308,7 +309,8 @@ Command add_run_command(CLI::App& app) {
             }
             // A night judged against its record needs repetitions to tell (README, The nightly gate):
             // with --nights the settings that measured best are the defaults, and said.
-            if (!o->nights.dir.empty() && (duration->count() == 0 || repeat->count() == 0)) {
+            if (!o->nights.dir.empty() && o->against.base_url.empty() &&
+                (duration->count() == 0 || repeat->count() == 0)) {
               if (duration->count() == 0) o->load_duration_s = kNightLoadDuration;
               if (repeat->count() == 0) o->repeat = kNightRepeat;
               std::cout << "crh run: --nights: --repeat " << o->repeat << " --load-duration " << o->load_duration_s

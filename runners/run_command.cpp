@@ -362,7 +362,8 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
     if (baseline)
       comparison =
           reports::compare(parts, reports::parts_of(*baseline), o.baseline.max_regression, o.baseline.file, *baseline);
-    if (!o.nights.dir.empty() && !meta.incomplete)
+    // Side by side, tonight was judged against the baseline deployment; the record only keeps it.
+    if (!o.nights.dir.empty() && !meta.incomplete && o.against.base_url.empty())
       comparison = compare_with_record(o.nights, parts, reports::run_document(parts, std::nullopt, meta),
                                        o.baseline.max_regression);
   } catch (const std::exception& e) {

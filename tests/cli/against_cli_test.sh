@@ -7,7 +7,8 @@
 # a baseline that refuses the key it is given leaves nothing to compare
 # (exit 4); one that cannot be reached is exit 3; what --against does not do yet
 # is refused by name (exit 2); crh run --against puts the comparison in its
-# document, HTML and JUnit; neither key appears in any output. The
+# document, HTML and JUnit, and with --nights records each night's ratios for
+# the trend page; neither key appears in any output. The
 # differences are hundredfold, so the verdicts hold on any machine; the false
 # alarms on identical targets are measured in bench/ab/, not here.
 # Usage: against_cli_test.sh CRH. Loopback only; about 15 s.
@@ -90,11 +91,46 @@ grep -q 'type="regression"' "$work/ab.xml" || fail "expected a JUnit regression 
 grep -q 'comparison with the baseline deployment' "$work/run.out" || fail "expected the terminal comparison"
 
 step "h. crh run --against refuses what it does not do yet (exit 2)"
-bounded 20 run --scenario get --load-duration 0.3 --base-url "$fast" --against "$slow" --nights "$work/nights"
-expect_exit 2 "crh run --against --nights"
+bounded 20 run --scenario get --load-duration 0.3 --base-url "$fast" --against "$slow" --capture "$work/x.pcap"
+expect_exit 2 "crh run --against --capture"
+grep -q 'not with --against (yet): --capture' "$work/run.err" || fail "expected --capture refused by name; got: $(cat "$work/run.err")"
 bounded 20 run --scenario get --load-duration 3 --design duet --base-url "$fast" --against "$slow"
 expect_exit 2 "crh run --against --design duet --load-duration 3"
 grep -q 'at least 8 s' "$work/run.err" || fail "expected the duet's shortest duration named; got: $(cat "$work/run.err")"
+
+step "i. A/B nights: crh run --against --nights records each night's ratios; the trend page draws them over the nights"
+ab_night=(run --scenario get --load-duration 0.3 --repeat 8 --suite errors --explore 0 --nights "$work/nights")
+bounded 180 "${ab_night[@]}" --base-url "$slow" --against "$fast"
+expect_exit 1 "crh run --against --nights with a slower candidate"
+grep -q 'night recorded: ' "$work/run.out" || fail "expected the night recorded; got: $(tail -n 3 "$work/run.out")"
+bounded 180 "${ab_night[@]}" --base-url "$slow" --against "$fast" --max-regression 4
+expect_exit 1 "crh run --against --nights, a second night"
+bounded 180 "${ab_night[@]}" --base-url "$fast" --against "$slow"
+expect_exit 0 "crh run --against --nights with a faster candidate"
+python3 - "$work/nights" "$slow" "$fast" <<'PY' || fail "the A/B night files are not what was judged (above)"
+import glob, json, sys
+nights = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + "/night-*.json"))]
+assert len(nights) == 3, len(nights)
+first, second, third = nights
+for n in nights:
+    assert all(f["unit"] == "ratio" for f in n["figures"]), n["figures"]
+    assert n["gate"]["mode"] == "against", n["gate"]
+p50 = [f for f in first["figures"] if f["scenario"] == "get" and f["operation"] == "get" and f["figure"] == "p50"][0]
+assert p50["value"] > 2 and p50["lower"] > 1 and p50["n"] == 8 and p50["better"] == "lower", p50
+assert first["fingerprint"]["fields"]["against"]["base_url"] == sys.argv[3], first["fingerprint"]["fields"]
+assert first["fingerprint"]["hash"] == second["fingerprint"]["hash"], "a changed limit is the same series"
+assert first["fingerprint"]["hash"] != third["fingerprint"]["hash"], "another baseline is another series"
+assert first["verdict"]["exit_code"] == 1 and not first["verdict"]["comparable"], first["verdict"]
+PY
+bounded 180 "${ab_night[@]}" --base-url "$slow" --against "$fast"
+bounded 30 report --nights "$work/nights" --html "$work/ab-trend.html"
+expect_exit 0 "crh report --nights of A/B nights"
+grep -q 'candidate ÷ baseline deployment' "$work/ab-trend.html" || fail "expected the trend page to draw ratios"
+grep -q 'Comparison with the baseline deployment' "$work/ab-trend.html" ||
+  fail "expected the last night's side-by-side comparison on the trend page"
+grep -q 'within the 5% limit' "$work/ab-trend.html" || fail "expected the limit band on the ratio charts"
+grep -q '3 night(s) of the last night' "$work/ab-trend.html" ||
+  fail "expected the 3 nights against $fast drawn; got: $(grep -o '[0-9]* night(s) of the last night' "$work/ab-trend.html")"
 
 step "f. neither key appears in any output"
 expect_no_key

@@ -143,6 +143,53 @@ TEST(NightRecord, OtherSettingsAreAnotherSeries) {
   EXPECT_EQ(fingerprint_hash(fingerprint_fields(a)), fingerprint_hash(fingerprint_fields(c)));
 }
 
+// A run side by side with a baseline deployment: its comparison (mode "against").
+json::object side_by_side(json::object run, const std::string& baseline_url) {
+  json::array figures{
+      json::object{{"scenario", "get"}, {"operation", "get"}, {"figure", "p50"}, {"unit", "ns"}, {"better", "lower"},
+                   {"pairs", 10}, {"ratio", 1.1}, {"ratio_lower", 1.05}, {"ratio_upper", 1.16}},
+      // measured in 3 pairs only: no ratio
+      json::object{{"scenario", "get"}, {"operation", "all"}, {"figure", "throughput"}, {"unit", "per_second"},
+                   {"better", "higher"}, {"pairs", 3}, {"ratio", nullptr}}};
+  run["comparison"] = json::object{
+      {"mode", "against"},
+      {"against", json::object{{"base_url", baseline_url}, {"design", "trials"}, {"pairs", 10}, {"duration_s", 2}}},
+      {"regressions", 1},
+      {"figures", std::move(figures)}};
+  return run;
+}
+
+TEST(NightRecord, ASideBySideNightKeepsItsRatiosAndIsItsOwnSeries) {
+  const auto plain = run_doc(day(1), 1, {load_doc("get", 1e6, 900)});
+  const auto ab = side_by_side(plain, "http://release:8080");
+  const auto night = night_document(ab, "");
+  const auto& figures = night.at("figures").as_array();
+  ASSERT_EQ(figures.size(), 2u) << "the judged ratios, not the candidate's own figures";
+  const auto& p50 = figures[0].as_object();
+  EXPECT_EQ(p50.at("unit"), "ratio");
+  EXPECT_EQ(p50.at("better"), "lower");
+  EXPECT_DOUBLE_EQ(p50.at("value").as_double(), 1.1);
+  EXPECT_DOUBLE_EQ(p50.at("lower").as_double(), 1.05);
+  EXPECT_DOUBLE_EQ(p50.at("upper").as_double(), 1.16);
+  EXPECT_EQ(p50.at("n"), 10);
+  const auto& throughput = figures[1].as_object();
+  EXPECT_EQ(throughput.at("backed"), false);
+  EXPECT_EQ(throughput.at("better"), "higher");
+  EXPECT_FALSE(throughput.contains("lower")) << "no interval without a ratio";
+  EXPECT_EQ(night.at("gate"), ab.at("comparison")) << "the whole comparison, for the trend page";
+
+  // Its own series: the baseline deployment and design are in the fingerprint;
+  // a night without --against keeps the fields (and hash) it always had.
+  EXPECT_FALSE(fingerprint_fields(plain).contains("against"));
+  EXPECT_NE(fingerprint_hash(fingerprint_fields(plain)), fingerprint_hash(fingerprint_fields(ab)));
+  EXPECT_NE(fingerprint_hash(fingerprint_fields(ab)),
+            fingerprint_hash(fingerprint_fields(side_by_side(plain, "http://other:8080"))));
+  EXPECT_EQ(fingerprint_hash(fingerprint_fields(ab)),
+            fingerprint_hash(fingerprint_fields(side_by_side(run_doc(day(2), 0, {load_doc("get", 2e6, 500)}),
+                                                             "http://release:8080"))))
+      << "tonight's figures are not its settings";
+}
+
 TEST(NightRecord, AnAcceptedNightStartsTheWindow) {
   TempDir dir;
   for (int d = 1; d <= 8; ++d)

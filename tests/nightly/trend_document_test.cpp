@@ -71,5 +71,14 @@ TEST(TrendDocument, AShortRecordStartsItsBandAtItsFirstNightAndAnEmptyOneHasNone
   EXPECT_FALSE(empty.contains("comparison"));
 }
 
+TEST(TrendDocument, ASideBySideNightIsShownAsItWasJudgedNotAgainstTheRecord) {
+  auto nights = record(12, 1.5);  // a 1.5x ratio the gate would call a regression against the record
+  const json::object judged{{"mode", "against"}, {"regressions", 0}, {"figures", json::array{}}};
+  nights.back().gate = judged;
+  const auto doc = trend_document(nights, {}, "nights/", 5);
+  EXPECT_EQ(doc.at("comparison"), json::value(judged));
+  EXPECT_TRUE(doc.at("window_first").is_null()) << "no band of nights: tonight was judged against its baseline";
+}
+
 }  // namespace
 }  // namespace crh::nightly::trend_document_test

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 
+#include <boost/json.hpp>
+
 #include "nightly/trend.hpp"
 #include "reports/trend_html.hpp"
 #include "xml_reader.hpp"
@@ -102,6 +104,58 @@ TEST(TrendPage, DrawsEveryFigureOverTheNights) {
   EXPECT_TRUE(contains(html, "<h3 id=\"mixed-call-p50\">mixed call p50 <span class=\"badge o-regressed\">"));
   EXPECT_TRUE(contains(html, "Nights of other settings")) << "the night of other settings is not listed";
   EXPECT_TRUE(contains(html, "20261103T020000Z-0000ffff"));
+}
+
+// Six nights side by side with a baseline deployment (crh run --against
+// --nights): each night's p50 ratio, the last one judged 1.02x, no change.
+std::vector<Night> side_by_side_record() {
+  namespace json = boost::json;
+  std::vector<Night> out;
+  for (int i = 0; i < 6; ++i) {
+    Night n = record()[0];
+    n.id = "2026110" + std::to_string(i + 1) + "T010000Z-0000cd0" + std::to_string(i);
+    n.started_at = "2026-11-0" + std::to_string(i + 1) + "T01:00:00Z";
+    n.figures = {figure("call", "p50", "ratio", nightly::Better::lower, 1 + 0.01 * (i % 3))};
+    out.push_back(std::move(n));
+  }
+  out.back().gate = json::object{
+      {"mode", "against"},
+      {"against", json::object{{"base_url", "http://release:8080"}, {"design", "trials"}, {"pairs", 10},
+                               {"duration_s", 2}, {"seed", 1}, {"confidence", 0.9902}}},
+      {"max_regression_pct", 5},
+      {"regressions", 0},
+      {"inconclusive", 0},
+      {"figures", json::array{json::object{{"scenario", "mixed"}, {"operation", "call"}, {"figure", "p50"},
+                                           {"unit", "ns"}, {"better", "lower"}, {"baseline", 1e6},
+                                           {"current", 1.02e6}, {"change_pct", 2.0}, {"worse_pct", 2.0},
+                                           {"limit_pct", 5}, {"verdict", "no change"}, {"regressed", false},
+                                           {"pairs", 10}, {"ratio", 1.02}, {"ratio_lower", 1.0},
+                                           {"ratio_upper", 1.04}, {"change_lower_pct", 0.0}, {"change_upper_pct", 4.0},
+                                           {"confidence", 0.9902}, {"rule", "r"},
+                                           {"reason", "within"}}}},
+      {"notes", json::array{}}};
+  return out;
+}
+
+TEST(TrendPage, SideBySideNightsDrawTheirRatiosWithinTheLimit) {
+  const auto html = page(side_by_side_record(), {}, 20);
+  XmlReader reader(html);
+  const auto root = reader.parse();
+  ASSERT_TRUE(root) << reader.error();
+  EXPECT_TRUE(contains(html, "Comparison with the baseline deployment")) << "the last night as it was judged";
+  EXPECT_FALSE(contains(html, "Comparison with the record of nights")) << "not judged again against the record";
+  EXPECT_TRUE(contains(html, "candidate ÷ baseline deployment"));
+  EXPECT_TRUE(contains(html, "1.020×")) << "a ratio in its unit";
+  EXPECT_TRUE(contains(html, "last night +2.0% [+0.0, +4.0%] against the baseline"));
+  std::size_t charts = 0;
+  for (const auto* svg : root->descendants("svg")) {
+    if (svg->attr("class") == "strip") continue;
+    ++charts;
+    EXPECT_EQ(with_class(*svg, "g", "whisker").size(), 6u);
+    EXPECT_EQ(with_class(*svg, "rect", "band").size(), 1u) << "the limit the night was judged with (5%), not 20";
+  }
+  EXPECT_EQ(charts, 1u);
+  EXPECT_TRUE(contains(html, "within the 5% limit"));
 }
 
 TEST(TrendPage, NeedsNoScriptAndFetchesNothing) {
