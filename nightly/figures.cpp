@@ -192,6 +192,8 @@ json::object fingerprint_fields(const json::object& run) {
                       {"call_driver", driver ? *driver : json::value("http")},
                       {"target", url},
                       {"channel", target.find(k::target::channel).str()}};
+  // Nights with a control arm judge ratios to it: another series for each control.
+  if (const std::string control = config.find(k::run_config::control).str(); !control.empty()) fields["control"] = control;
   // A/B nights (--against) are their own series: the baseline deployment and
   // how both were loaded. Absent otherwise, so single-target hashes stay as recorded.
   if (const auto against = d.find(k::run::comparison).find(k::comparison::against); against.object()) {

@@ -139,8 +139,12 @@ json::object night_document(const json::object& run, const std::string& report) 
   // Side by side with a baseline deployment, a night's figures are its ratios
   // (what was judged); its gate is that whole comparison, drawn again by the trend page.
   const bool side_by_side = comparison && DocView(*comparison).find(k::comparison::mode).str() == "against";
+  // With a control arm, the ratios to the control were judged against the record: they are the figures.
+  const json::object* control = comparison ? DocView(*comparison).find(k::comparison::control).object() : nullptr;
   json::array figures;
-  for (const auto& f : side_by_side ? ratio_figures(*comparison) : figures_of_loads(loads))
+  for (const auto& f : side_by_side ? ratio_figures(*comparison)
+                       : control    ? ratio_figures(*control)
+                                    : figures_of_loads(loads))
     figures.push_back(figure_json(f));
   json::object histograms;
   for (const auto& l : loads) {

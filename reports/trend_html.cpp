@@ -129,7 +129,7 @@ std::string figure_chart(const Nights& nights, const std::string& key, const Sho
   if (judged && judged->band_lower && judged->band_upper)
     chart.bands.push_back({window_from, last_x, *judged->band_lower, *judged->band_upper,
                            "band, " + std::to_string(judged->nights_used) + " nights"});
-  if (unit == "ratio")  // a side-by-side night's ratio: no change within the limit either way
+  if (unit == "ratio" && c.against)  // an A/B night's ratio: no change within the limit either way (not a control arm's)
     chart.bands.push_back({0, last_x, 1 - c.limit_pct / 100, 1 + c.limit_pct / 100,
                            "within the " + fixed(c.limit_pct, 0) + "% limit", false, "#2ca02c"});
   for (const auto& p : c.change_points) {

@@ -91,6 +91,7 @@ inline constexpr Key profile_hash = "profile_hash";
 inline constexpr Key nights = "nights";
 inline constexpr Key against = "against";  // the baseline deployment's URL, or ""
 inline constexpr Key design = "design";    // with --against: "trials" or "duet"
+inline constexpr Key control = "control";  // with --nights: the control arm's URL, or ""
 }  // namespace run_config
 
 // environment.cpu_model: what the record marks when it changes
@@ -111,6 +112,9 @@ inline constexpr Key unreliable = "unreliable";  // why tonight's figures cannot
 // comparison against a baseline deployment loaded side by side (--against, issue 38)
 namespace comparison {
 inline constexpr Key against = "against";  // mode "against": how both sides were loaded
+// mode "nights" with a control arm (--control): the target side by side with
+// the control (a comparison of mode "against"), whose ratios were judged
+using run_config::control;
 }  // namespace comparison
 
 // comparison.against

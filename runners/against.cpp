@@ -259,6 +259,17 @@ int baseline_config(const AgainstFlags& against, const std::string& command, con
   return results::kExitOk;
 }
 
+int control_target(const std::string& control, const std::string& command, const loadgen::LoadConfig& candidate,
+                   loadgen::LoadConfig& out) {
+  if (control == "embedded") {
+    std::cerr << command << ": --control embedded: the embedded reference service as a control made the nights "
+                 "spread 6.6-6.8x more, not less (README: the control arm); give the URL of a control that does "
+                 "the target's work on the target's machine\n";
+    return results::kExitUsage;
+  }
+  return baseline_config({.base_url = control}, command, candidate, out);
+}
+
 std::string plan_problem(const AgainstPlan& plan, double duration_s) {
   if (plan.design == "duet" && duration_s < static_cast<double>(nightly::kMinPairs))
     return "--design duet judges each second of a load as a pair: the load's duration must be at least " +

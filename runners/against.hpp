@@ -73,6 +73,15 @@ std::string refused_with_against(const TargetFlags& target, const CaptureFlags& 
 int baseline_config(const AgainstFlags& against, const std::string& command, const loadgen::LoadConfig& candidate,
                     loadgen::LoadConfig& baseline);
 
+// --control URL (the control arm of single-target nights): the control's
+// load, the candidate's with the control's URL and the key from
+// CRH_AGAINST_API_KEY, else the candidate's (its channel, dialect and
+// expected refusals the candidate's). "embedded" is refused: measured, the
+// embedded reference service as a control widened the nights' spread.
+// Returns 0, or 2 after printing why.
+int control_target(const std::string& control, const std::string& command, const loadgen::LoadConfig& candidate,
+                   loadgen::LoadConfig& out);
+
 // Why the plan cannot run with this load duration (a duet shorter than
 // nightly::kMinPairs seconds), or "".
 std::string plan_problem(const AgainstPlan& plan, double duration_s);

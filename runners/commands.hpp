@@ -76,6 +76,7 @@ struct RunCommandOptions {
   CaptureFlags capture;
   AgainstFlags against;        // its pairs and limit set from --repeat and --max-regression
   bool contract_both = false;  // --against: the contract suites on the baseline deployment too
+  std::string control;         // --nights --control URL: the control arm (against.hpp)
   double load_duration_s = 10;
   int repeat = 1;
   std::vector<std::string> scenarios{"race", "mixed"};

@@ -289,6 +289,14 @@ Command add_run_command(CLI::App& app) {
   o->capture.add_to(sub);
   auto* against = o->against.add_to(sub, false);
   against->excludes(baseline);
+  sub->add_option("--control", o->control,
+                  "with --nights: the URL of a control arm, a service doing the target's work on the target's "
+                  "machine, loaded in trials interleaved with the target's; the record then judges each figure "
+                  "as the ratio target / control, so a slow spell of the machine touches both (README: the "
+                  "control arm)")
+      ->needs(sub->get_option("--nights"))
+      ->excludes(baseline)
+      ->excludes(against);
   sub->add_flag("--contract-both", o->contract_both,
                 "--against: run the contract suites on the baseline deployment too, and say which checks differ")
       ->needs(against);
@@ -307,9 +315,18 @@ Command add_run_command(CLI::App& app) {
               if (!duet) std::cout << " --repeat " << o->against.pairs << " (pairs)";
               std::cout << " --max-regression " << o->against.max_regression << "\n";
             }
+            if (!o->control.empty()) {
+              // The control arm runs trial pairs as --against does, with the settings measured for it.
+              o->against.design = "trials";
+              if (duration->count() == 0) o->load_duration_s = kTrialLoadDuration;
+              o->against.pairs = repeat->count() ? o->repeat : kTrialPairs;
+              o->against.max_regression = o->baseline.max_regression;
+              std::cout << "crh run: --control: --load-duration " << o->load_duration_s << " --repeat "
+                        << o->against.pairs << " (pairs of trials, target and control)\n";
+            }
             // A night judged against its record needs repetitions to tell (README, The nightly gate):
             // with --nights the settings that measured best are the defaults, and said.
-            if (!o->nights.dir.empty() && o->against.base_url.empty() &&
+            if (!o->nights.dir.empty() && o->against.base_url.empty() && o->control.empty() &&
                 (duration->count() == 0 || repeat->count() == 0)) {
               if (duration->count() == 0) o->load_duration_s = kNightLoadDuration;
               if (repeat->count() == 0) o->repeat = kNightRepeat;

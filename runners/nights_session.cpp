@@ -20,7 +20,8 @@ namespace json = boost::json;
 namespace k = results::keys;
 
 json::object compare_with_record(const NightsFlags& flags, const reports::RunParts& parts,
-                                 const json::object& provisional, double max_regression_pct) {
+                                 const json::object& provisional, double max_regression_pct,
+                                 const json::object* control) {
   std::vector<std::string> problems;
   const auto record = nightly::read_nights(flags.dir, problems);
   for (const auto& p : problems) std::cerr << "crh: --nights: " << p << "\n";
@@ -33,8 +34,27 @@ json::object compare_with_record(const NightsFlags& flags, const reports::RunPar
   tonight.tool_version = d.find(k::envelope::tool).find(k::tool::version).str();
   tonight.cpu = d.find(k::run::environment).find(k::environment::cpu_model).str();
   tonight.unreliable = nightly::unreliable_reasons(parts.loads, max_regression_pct);
-  return nightly::compare_with_nights(tonight, record, nightly::accepted_nights(flags.dir), flags.dir,
-                                      max_regression_pct);
+  if (!control)
+    return nightly::compare_with_nights(tonight, record, nightly::accepted_nights(flags.dir), flags.dir,
+                                        max_regression_pct);
+  tonight.figures = nightly::ratio_figures(*control);
+  // The side-by-side verdicts (target against control at the limit) mean
+  // nothing here: two services. What counts is a side that could not be
+  // loaded, or a control whose own loads failed.
+  const results::DocView c(*control);
+  for (const auto& u : c.find(k::comparison::unreliable).items())
+    if (const std::string why = u.str(); why.find(" load: ") != std::string::npos)
+      tonight.unreliable.push_back(why);
+  auto out = nightly::compare_with_nights(tonight, record, nightly::accepted_nights(flags.dir), flags.dir,
+                                          max_regression_pct);
+  const auto how = c.find(k::comparison::against);
+  out[k::comparison::notes].as_array().emplace(
+      out[k::comparison::notes].as_array().begin(),
+      "control arm: every figure is the ratio target / control " + how.find(k::against::base_url).str() + " (" +
+          std::to_string(how.find(k::against::pairs).count()) +
+          " interleaved trial pairs), judged against the same ratio on the recorded nights");
+  out[k::comparison::control] = *control;
+  return out;
 }
 
 std::optional<std::string> record_night(const NightsFlags& flags, const json::object& run_document,

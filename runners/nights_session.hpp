@@ -34,8 +34,13 @@ struct NightsFlags {
 // the run document. `provisional`: the run document without a comparison
 // (its loads, config, target and environment make the fingerprint). Problems
 // reading the record are printed on stderr; bad files are left out.
+// With a control arm, `control` is the loads' comparison with the control
+// (mode "against"): tonight's figures are its ratios target / control, the
+// control's own failed loads make tonight unreliable, and it is kept in the
+// result as comparison.control.
 boost::json::object compare_with_record(const NightsFlags& flags, const reports::RunParts& parts,
-                                        const boost::json::object& provisional, double max_regression_pct);
+                                        const boost::json::object& provisional, double max_regression_pct,
+                                        const boost::json::object* control = nullptr);
 
 // Writes tonight's night file (its run document, the HTML report written for
 // it, "" for none). Returns what went wrong, or nothing.

@@ -114,6 +114,7 @@ void announce(const RunContext& ctx, bool comparing) {
             << (o.against.base_url.empty() ? ""
                                            : ", side by side with the baseline deployment " + ctx.against.base.to_string() +
                                                  (o.contract_both ? " (its contract suites too)" : ""))
+            << (o.control.empty() ? "" : ", each in trials interleaved with the control " + ctx.against.base.to_string())
             << "\n"
             << std::flush;
 }
@@ -156,7 +157,7 @@ contracts::RunReport run_contract_suites(const RunContext& ctx, const core::Targ
   auto report = contracts::run_contract(run);
   if (ctx.progress) std::cout << "\r\x1b[2K" << std::flush;
   core::add_run_key(ctx.target.api_key);  // the contract run made its target's key the only one
-  if (!ctx.o.against.base_url.empty()) core::add_run_key(ctx.against.api_key);
+  if (!ctx.against.api_key.empty()) core::add_run_key(ctx.against.api_key);  // --against's or --control's
   const bool candidate = &target == &ctx.target;
   parts.contract = contracts::result_document(report, run, ctx.embedded && candidate).as_object();
   // A failed check of the baseline deployment reruns there.
@@ -277,7 +278,8 @@ json::object run_loads_against(const RunContext& ctx, const contracts::RunReport
   for (const auto& scenario : o.scenarios) {
     auto why = reason_to_skip(scenario, contract, ctx.target);
     if (!why && scenario == "race" && !ctx.against.can_place_calls())
-      why = "race load: not run, the baseline deployment's profile says it has no call hook (DESIGN.md §4)";
+      why = "race load: not run, the " + std::string(o.control.empty() ? "baseline deployment" : "control") +
+            "'s profile says it has no call hook (DESIGN.md §4)";
     if (why) {
       meta.skipped.push_back(std::move(*why));
       continue;
@@ -290,7 +292,7 @@ json::object run_loads_against(const RunContext& ctx, const contracts::RunReport
     baseline.target = ctx.against;
     baseline.statuses = ctx.against_statuses;
     if (!o.output.quiet)
-      std::cout << "crh run: " << scenario << " load on both deployments, "
+      std::cout << "crh run: " << scenario << (o.control.empty() ? " load on both deployments, " : " load on the target and the control, ")
                 << reports::side_by_side_design(plan.design, plan.pairs, o.load_duration_s)
                 << "\n"
                 << std::flush;
@@ -349,7 +351,8 @@ json::object config_of(const RunCommandOptions& o) {
                       {rc::nights, o.nights.dir},
                       {rc::profile_hash, profile_hash(o.target.profile_file)},
                       {rc::against, o.against.base_url},
-                      {rc::design, o.against.base_url.empty() ? "" : o.against.design}};
+                      {rc::design, o.against.base_url.empty() ? "" : o.against.design},
+                      {rc::control, o.control}};
 }
 
 // 3. The report: compared with the baseline, written, summed up. Returns the exit code.
@@ -363,9 +366,13 @@ int report_run(const RunContext& ctx, reports::RunParts parts, const reports::Ru
       comparison =
           reports::compare(parts, reports::parts_of(*baseline), o.baseline.max_regression, o.baseline.file, *baseline);
     // Side by side, tonight was judged against the baseline deployment; the record only keeps it.
-    if (!o.nights.dir.empty() && !meta.incomplete && o.against.base_url.empty())
-      comparison = compare_with_record(o.nights, parts, reports::run_document(parts, std::nullopt, meta),
-                                       o.baseline.max_regression);
+    if (!o.nights.dir.empty() && o.against.base_url.empty()) {
+      const auto control = std::move(comparison);  // --control: the loads side by side with the control
+      comparison.reset();
+      if (!meta.incomplete)
+        comparison = compare_with_record(o.nights, parts, reports::run_document(parts, std::nullopt, meta),
+                                         o.baseline.max_regression, control ? &*control : nullptr);
+    }
   } catch (const std::exception& e) {
     std::cerr << "crh run: " << (baseline ? "--baseline " + o.baseline.file : "--nights " + o.nights.dir)
               << ": cannot be compared (" << e.what() << ")\n";
@@ -399,12 +406,14 @@ int run_run_command(const RunCommandOptions& o) {
   const auto clock_start = std::chrono::steady_clock::now();
   const auto inputs = read_inputs(o);
   if (!inputs) return results::kExitUsage;
-  const bool against = !o.against.base_url.empty();
-  if (against) {
+  const bool against = !o.against.base_url.empty(), control = !o.control.empty();
+  if (against || control) {
     const std::string refused = refused_with_against(o.target, o.capture, o.load);
     const std::string problem = plan_problem({.design = o.against.design}, o.load_duration_s);
     if (!refused.empty() || !problem.empty()) {
-      std::cerr << "crh run: " << (refused.empty() ? problem : "not with --against (yet): " + refused) << "\n";
+      std::cerr << "crh run: "
+                << (refused.empty() ? problem : (against ? "not with --against (yet): " : "not with --control (yet): ") + refused)
+                << "\n";
       return results::kExitUsage;
     }
   }
@@ -420,11 +429,13 @@ int run_run_command(const RunCommandOptions& o) {
   TargetChoice choice{"crh run", o.target.base_url, o.target.api_key_file, aliases};
   choice.call_driver_problem = o.target.call_driver_problem();
   if (int code = set_up_target(choice, ctx.target, embedded)) return code;
-  if (against) {
+  if (against || control) {
     loadgen::LoadConfig candidate, baseline;
     candidate.target = ctx.target;
     candidate.statuses = ctx.statuses;
-    if (int code = baseline_config(o.against, "crh run", candidate, baseline)) return code;
+    if (int code = against ? baseline_config(o.against, "crh run", candidate, baseline)
+                           : control_target(o.control, "crh run", candidate, baseline))
+      return code;
     ctx.against = baseline.target;
     ctx.against_statuses = baseline.statuses;
     core::add_run_key(ctx.against.api_key);
@@ -449,7 +460,7 @@ int run_run_command(const RunCommandOptions& o) {
   }
   ctx.target.dialect.encoding = contract.encoding;  // the loads send parameters as the checks did
   std::optional<json::object> comparison;
-  if (against) {
+  if (against || control) {
     json::array contract_notes;
     if (o.against.profile_file.empty()) ctx.against.dialect.encoding = contract.encoding;
     if (o.contract_both && !InterruptScope::requested()) {

@@ -3,9 +3,10 @@
 # trials interleaved with the target's, cancel the machine's slow spells
 # from a single-target night? N nights against one unchanged target (`crh
 # serve --threads 1 --delay-us BASE_DELAY_US`) with a control beside it (an
-# identical `crh serve`: a fixed amount of work, as the embedded reference
-# service or a control URL would be), each night `crh run --against CONTROL`
-# (10 pairs of 2 s trials of get unless flags say otherwise). The machine's
+# identical `crh serve`: a fixed amount of work, as a control URL would be),
+# each night
+# `crh run --nights DIR --control CONTROL` (10 pairs of 2 s trials of get
+# unless flags say otherwise). The machine's
 # other work changes from night to night, drawn per night from SEED: none,
 # one stress-ng worker at 50%, one at 100%, or two (unpinned, so it takes
 # time from the generator and both services alike), as a shared CI runner's
@@ -17,9 +18,11 @@
 # each as the robust standard deviation of the log over the nights (1.4826 x
 # MAD, in percent), and their quotient. A control arm helps a figure when
 # its ratio spreads clearly less than the figure itself: the record gate's
-# band and its smallest detectable change scale with that spread.
+# band and its smallest detectable change scale with that spread. (The
+# embedded reference service as the control was measured with an interim
+# build, CONTROL=embedded: it widened the spread, and crh refuses it since.)
 # Usage: bench/ab/control_arm.sh CRH [NIGHTS] [-- crh run flags...]
-#   defaults: 12 nights; --scenario get --load-duration 2 --repeat 10 --suite errors --explore 0
+#   defaults: 12 nights; --scenario get --connections 4 --load-duration 2 --repeat 10 --suite errors --explore 0
 #   PIN=1 (default): both services on CPU 1, the generator on CPU 0.
 # Loopback only. A night takes about (pairs x 2 x duration) + 15 s.
 set -euo pipefail
@@ -68,19 +71,19 @@ for n in $(seq "$nights"); do
     background+=($!)
   fi
   code=0
-  "${pin_gen[@]}" "$crh" run "${flags[@]}" --seed "$n" --base-url "$target" --against "$control" \
-    --json "$work/night.json" >"$work/night.out" 2>&1 || code=$?
+  "${pin_gen[@]}" "$crh" run "${flags[@]}" --seed "$n" --base-url "$target" --control "$control" \
+    --nights "$work/nights" --json "$work/night.json" >"$work/night.out" 2>&1 || code=$?
   stop_background
   case $code in 0 | 1 | 4) ;; *) echo "night $n: exit $code"; tail -n 20 "$work/night.out"; exit 2 ;; esac
   python3 - "$work/night.json" "$n" "$load" >>"$work/figures" <<'PY'
 import json, sys
-for f in json.load(open(sys.argv[1]))["comparison"]["figures"]:
+for f in json.load(open(sys.argv[1]))["comparison"]["control"]["figures"]:
     if "ratio" in f and f["current"] > 0 and f["baseline"] > 0:
         print(json.dumps({"night": int(sys.argv[2]), "background": sys.argv[3],
                           "key": f"{f['scenario']} {f['operation']} {f['figure']}",
                           "target": f["current"], "control": f["baseline"], "ratio": f["ratio"]}))
 PY
-  echo "night $n ($load): exit $code"
+  echo "night $n ($load): exit $code: $(grep '^verdict of the run' "$work/night.out")"
 done
 python3 - "$work/figures" <<'PY'
 import collections, json, math, statistics, sys

@@ -132,6 +132,40 @@ grep -q 'within the 5% limit' "$work/ab-trend.html" || fail "expected the limit 
 grep -q '3 night(s) of the last night' "$work/ab-trend.html" ||
   fail "expected the 3 nights against $fast drawn; got: $(grep -o '[0-9]* night(s) of the last night' "$work/ab-trend.html")"
 
+step "j. the control arm: crh run --nights DIR --control judges the ratios target / control against the record"
+bounded 20 run --scenario get --load-duration 0.3 --base-url "$fast" --control "$slow"
+expect_exit 2 "crh run --control without --nights"
+bounded 20 run --scenario get --load-duration 0.3 --base-url "$fast" --control "$slow" --against "$slow" --nights "$work/cn"
+expect_exit 2 "crh run --control with --against"
+bounded 20 run --scenario get --load-duration 0.3 --base-url "$fast" --control embedded --nights "$work/cn"
+expect_exit 2 "crh run --control embedded (measured to widen the spread)"
+grep -q 'spread 6.6-6.8x more' "$work/run.err" || fail "expected the embedded control refused with the measurement; got: $(cat "$work/run.err")"
+control_night=(run --scenario get --load-duration 0.3 --repeat 8 --suite errors --explore 0 --nights "$work/cn"
+  --base-url "$fast" --control "$slow")
+for night in 1 2; do
+  bounded 180 "${control_night[@]}" --json "$work/cn-$night.json"
+  case $code in 0 | 4) ;; *) fail "control-arm night $night: expected exit 0 or 4, got $code: $(tail -n 3 "$work/run.out")" ;; esac
+done
+grep -q 'each in trials interleaved with the control' "$work/run.out" || fail "expected the control arm announced"
+python3 - "$work/cn" "$work/cn-2.json" "$slow" <<'PY' || fail "the control-arm nights are not what was judged (above)"
+import glob, json, sys
+nights = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + "/night-*.json"))]
+assert len(nights) == 2, len(nights)
+for n in nights:
+    assert n["fingerprint"]["fields"]["control"] == sys.argv[3], n["fingerprint"]["fields"]
+    p50 = [f for f in n["figures"] if f["operation"] == "get" and f["figure"] == "p50"][0]
+    # the target answers at once, the control 20 ms late: the ratio is far below 1
+    assert p50["unit"] == "ratio" and p50["value"] < 0.5 and p50["n"] == 8, p50
+assert nights[0]["fingerprint"]["hash"] == nights[1]["fingerprint"]["hash"]
+d = json.load(open(sys.argv[2]))
+c = d["comparison"]
+assert c["mode"] == "nights" and c["control"]["mode"] == "against", c["mode"]
+assert any(n.startswith("control arm: every figure is the ratio target / control") for n in c["notes"]), c["notes"]
+judged = [f for f in c["figures"] if f["operation"] == "get" and f["figure"] == "p50"][0]
+assert judged["unit"] == "ratio", judged
+assert d["config"]["control"] == sys.argv[3], d["config"]
+PY
+
 step "f. neither key appears in any output"
 expect_no_key
 if grep -qF -- "$baseline_key" "$work/all.out"; then fail "the baseline's key leaks"; fi

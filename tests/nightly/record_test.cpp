@@ -190,6 +190,28 @@ TEST(NightRecord, ASideBySideNightKeepsItsRatiosAndIsItsOwnSeries) {
       << "tonight's figures are not its settings";
 }
 
+TEST(NightRecord, AControlArmNightKeepsItsRatiosToTheControlAndIsItsOwnSeries) {
+  auto plain = run_doc(day(1), 0, {load_doc("get", 1e6, 900)});
+  auto with_control = [&](const std::string& control) {
+    auto run = plain;
+    run["config"].as_object()["control"] = control;
+    run["comparison"] = json::object{{"mode", "nights"},
+                                     {"regressions", 0},
+                                     {"control", side_by_side(plain, "http://127.0.0.1:4711").at("comparison")}};
+    return run;
+  };
+  const auto night = night_document(with_control("embedded"), "");
+  const auto& figures = night.at("figures").as_array();
+  ASSERT_EQ(figures.size(), 2u) << "the ratios to the control, not the target's own figures";
+  EXPECT_EQ(figures[0].at("unit"), "ratio");
+  EXPECT_DOUBLE_EQ(figures[0].at("value").as_double(), 1.1);
+  EXPECT_EQ(night.at("gate").at("mode"), "nights") << "judged against the record, not side by side";
+  EXPECT_EQ(fingerprint_fields(with_control("embedded")).at("control"), "embedded");
+  EXPECT_NE(fingerprint_hash(fingerprint_fields(plain)), fingerprint_hash(fingerprint_fields(with_control("embedded"))));
+  EXPECT_NE(fingerprint_hash(fingerprint_fields(with_control("embedded"))),
+            fingerprint_hash(fingerprint_fields(with_control("http://control:8080"))));
+}
+
 TEST(NightRecord, AnAcceptedNightStartsTheWindow) {
   TempDir dir;
   for (int d = 1; d <= 8; ++d)
