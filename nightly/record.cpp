@@ -141,10 +141,13 @@ json::object night_document(const json::object& run, const std::string& report) 
   const bool side_by_side = comparison && DocView(*comparison).find(k::comparison::mode).str() == "against";
   // With a control arm, the ratios to the control were judged against the record: they are the figures.
   const json::object* control = comparison ? DocView(*comparison).find(k::comparison::control).object() : nullptr;
+  // A control-arm night not compared (interrupted) has no ratios: no figures, rather than the target's own in a series of ratios.
+  const bool control_arm = !d.find(k::envelope::config).find(k::run_config::control).str().empty();
   json::array figures;
   for (const auto& f : side_by_side ? ratio_figures(*comparison)
                        : control    ? ratio_figures(*control)
-                                    : figures_of_loads(loads))
+                       : control_arm ? std::vector<NightFigure>{}
+                                     : figures_of_loads(loads))
     figures.push_back(figure_json(f));
   json::object histograms;
   for (const auto& l : loads) {

@@ -234,12 +234,12 @@ std::string refused_with_against(const TargetFlags& target, const CaptureFlags& 
 }
 
 int baseline_config(const AgainstFlags& against, const std::string& command, const loadgen::LoadConfig& candidate,
-                    loadgen::LoadConfig& baseline) {
+                    loadgen::LoadConfig& baseline, const std::string& flag) {
   baseline = candidate;
   std::string why;
   auto base = core::parse_base_url(against.base_url, why);
   if (!base) {
-    std::cerr << command << ": --against: " << why << "\n";
+    std::cerr << command << ": " << flag << ": " << why << "\n";
     return results::kExitUsage;
   }
   auto& target = baseline.target;
@@ -267,7 +267,7 @@ int control_target(const std::string& control, const std::string& command, const
                  "the target's work on the target's machine\n";
     return results::kExitUsage;
   }
-  return baseline_config({.base_url = control}, command, candidate, out);
+  return baseline_config({.base_url = control}, command, candidate, out, "--control");
 }
 
 std::string plan_problem(const AgainstPlan& plan, double duration_s) {

@@ -71,7 +71,7 @@ std::string refused_with_against(const TargetFlags& target, const CaptureFlags& 
 // The baseline's load: the candidate's with --against's base URL, channel,
 // profile and key. Returns 0, or 2 after printing why.
 int baseline_config(const AgainstFlags& against, const std::string& command, const loadgen::LoadConfig& candidate,
-                    loadgen::LoadConfig& baseline);
+                    loadgen::LoadConfig& baseline, const std::string& flag = "--against");
 
 // --control URL (the control arm of single-target nights): the control's
 // load, the candidate's with the control's URL and the key from

@@ -210,6 +210,10 @@ TEST(NightRecord, AControlArmNightKeepsItsRatiosToTheControlAndIsItsOwnSeries) {
   EXPECT_NE(fingerprint_hash(fingerprint_fields(plain)), fingerprint_hash(fingerprint_fields(with_control("embedded"))));
   EXPECT_NE(fingerprint_hash(fingerprint_fields(with_control("embedded"))),
             fingerprint_hash(fingerprint_fields(with_control("http://control:8080"))));
+  // Interrupted, nothing was compared: no ratios, and not the target's own figures in a series of ratios.
+  auto interrupted = with_control("embedded");
+  interrupted["comparison"] = nullptr;
+  EXPECT_TRUE(night_document(interrupted, "").at("figures").as_array().empty());
 }
 
 TEST(NightRecord, AnAcceptedNightStartsTheWindow) {
