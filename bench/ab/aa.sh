@@ -25,19 +25,8 @@ flags=("$@")
 work=$(mktemp -d)
 pids=()
 trap 'for p in ${pids[@]+"${pids[@]}"}; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-pin_target=() pin_gen=()
-if [ "${PIN:-1}" = 1 ]; then pin_target=(taskset -c 1); pin_gen=(taskset -c 0); fi
 export CRH_API_KEY=bench-aa-$RANDOM$RANDOM
-# Started in this shell, not inside $(...): a subshell's pids+= would be lost
-# and the EXIT trap would leave the servers running.
-serve() {  # file, extra flags
-  "${pin_target[@]}" "$crh" serve --listen 127.0.0.1:0 --threads 1 "${@:2}" >"$1" 2>&1 &
-  pids+=($!)
-}
-url_of() {  # file: the URL the server printed once it listens
-  for _ in $(seq 100); do grep -q 'http://' "$1" && break; sleep 0.1; done
-  grep -o 'http://127\.0\.0\.1:[0-9]*' "$1" | head -n 1
-}
+source "$(dirname "$0")/targets.sh"
 # BASE_DELAY_US: both targets hold every answer this long (an async timer,
 # whose own overhead is ~100 us), so that SLOWER_US more on the candidate is
 # a known fraction of its latency (--delay-us 6 alone made p50 3.5x, not +10%).

@@ -40,18 +40,8 @@ stop_background() {  # and wait for them (not for the services: they run on)
   background=()
 }
 trap 'stop_background; for p in ${pids[@]+"${pids[@]}"}; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
-pin_target=() pin_gen=()
-if [ "${PIN:-1}" = 1 ]; then pin_target=(taskset -c 1); pin_gen=(taskset -c 0); fi
 export CRH_API_KEY=bench-control-$RANDOM$RANDOM
-# Started in this shell, not inside $(...), so the EXIT trap stops them.
-serve() {  # file, extra flags
-  "${pin_target[@]}" "$crh" serve --listen 127.0.0.1:0 --threads 1 "${@:2}" >"$1" 2>&1 &
-  pids+=($!)
-}
-url_of() {
-  for _ in $(seq 100); do grep -q 'http://' "$1" && break; sleep 0.1; done
-  grep -o 'http://127\.0\.0\.1:[0-9]*' "$1" | head -n 1
-}
+source "$(dirname "$0")/targets.sh"
 delay=${BASE_DELAY_US:-1000}
 serve "$work/target.out" --delay-us "$delay"
 serve "$work/control.out" --delay-us "$delay"
