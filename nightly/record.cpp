@@ -162,7 +162,7 @@ json::object night_document(const json::object& run, const std::string& report) 
     gate = *comparison;
   else if (comparison)
     for (auto key : {k::comparison::mode, k::comparison::regressions, k::comparison::inconclusive,
-                     k::comparison::change_points, k::comparison::unreliable})
+                     k::comparison::change_points, k::comparison::unreliable, k::comparison::control})
       if (auto it = comparison->find(key); it != comparison->end()) gate[key] = it->value();
   // A night that passed is a reference for later ones, and so is one whose
   // figures were only inconclusive (nothing failed, its loads reliable: a

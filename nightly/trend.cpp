@@ -62,7 +62,10 @@ json::object trend_document(const std::vector<Night>& record, const std::vector<
     doc[k::trend::comparison] = last.gate;
     return doc;
   }
-  doc[k::trend::comparison] = compare_with_nights(tonight_of(last), record, accepted, dir, limit_pct);
+  auto comparison = compare_with_nights(tonight_of(last), record, accepted, dir, limit_pct);
+  // A control-arm night's figures are ratios to its control: the page says which, and how sure each is.
+  if (const auto* control = last.gate.if_contains(k::comparison::control)) comparison[k::comparison::control] = *control;
+  doc[k::trend::comparison] = std::move(comparison);
   // The band is drawn from the first night the gate used: the last kWindow of the window.
   const auto window = comparison_window(record, last.fingerprint, accepted, last.started_at);
   if (!window.empty()) doc[k::trend::window_first] = window[window.size() > kWindow ? window.size() - kWindow : 0]->id;

@@ -108,6 +108,11 @@ ShownComparison read_comparison(const DocView& c) {
     s.window = n[w::window].count();
     s.fingerprint = clean(n[w::fingerprint]);
     if (const auto from = n.find(w::accepted_from); from.is_string()) s.accepted_from = clean(from);  // null: none
+    if (const auto control = c.find(cmp::control); control.is_object()) {
+      const auto how = control[cmp::against];
+      s.control_url = clean(how[k::against::base_url]);
+      s.confidence = how[k::against::confidence].num();
+    }
   } else {
     const auto base = c[cmp::baseline];
     s.baseline_file = clean(base[k::baseline::file]);

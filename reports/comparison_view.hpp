@@ -59,7 +59,8 @@ struct ShownComparison {
   std::string design;    // against: "trials" or "duet"
   std::uint64_t pairs = 0;  // against, trials: pairs asked for
   double duration_s = 0;    // against: of a trial, or of the duet
-  double confidence = 0;    // against: of the intervals judged on
+  double confidence = 0;    // against: of the intervals judged on; nights with a control: of the ratios'
+  std::string control_url;  // nights with a control arm: every figure is target ÷ this control
   double limit_pct = 0;
   std::string baseline_file, baseline_started_at, baseline_url;
   std::string dir, fingerprint, accepted_from;

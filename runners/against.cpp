@@ -322,8 +322,9 @@ json::object against_comparison(const std::vector<SideBySide>& scenarios, const 
     if (s.code) unreliable.emplace_back(s.scenario + " load: " + s.error);
     if (s.baseline_failed)
       unreliable.emplace_back(s.scenario + " load: " +
-                              failed_side("baseline", s.baseline_failed, s.pairs, baseline_url, duet) +
-                              ": the comparison with it says nothing of the candidate");
+                              failed_side(plan.control ? "control" : "baseline", s.baseline_failed, s.pairs,
+                                          baseline_url, duet) +
+                              ": the comparison with it says nothing of the " + (plan.control ? "target" : "candidate"));
     for (const auto& f : s.figures) {
       const auto& r = f.result;
       const bool lower = f.figure.better == nightly::Better::lower;

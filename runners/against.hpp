@@ -41,6 +41,7 @@ struct AgainstPlan {
   std::uint64_t seed = 1;         // draws the order within each pair
   double limit_pct = 5;           // --max-regression
   bool quiet = false;             // no line per pair
+  bool control = false;           // the other side is --control's (its messages name it so), not a baseline
 };
 
 // One figure judged on its pairs.

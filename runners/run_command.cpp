@@ -273,7 +273,8 @@ json::object run_loads_against(const RunContext& ctx, const contracts::RunReport
                          .pairs = static_cast<std::size_t>(o.against.pairs),
                          .seed = o.contract.seed.value_or(1),  // drawn by the contract run unless given
                          .limit_pct = o.against.max_regression,
-                         .quiet = o.output.quiet};
+                         .quiet = o.output.quiet,
+                         .control = !o.control.empty()};
   std::vector<SideBySide> scenarios;
   for (const auto& scenario : o.scenarios) {
     auto why = reason_to_skip(scenario, contract, ctx.target);

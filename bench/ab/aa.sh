@@ -14,6 +14,9 @@
 #   nightly job as a user types it: contract on the candidate, then the loads);
 #   its figures are read from the night's run document.
 #   PIN=1 (default) pins both targets to CPU 1 and the generator to CPU 0.
+#   SEED_FROM=S: night n draws its trial order from seed S + n - 1 (default 1),
+#   so a later batch of nights does not repeat an earlier one's orders.
+#   FIGURES=FILE: keep every night's figure lines there (appended).
 # Loopback only. A night takes about (pairs x 2 x duration) + 10 s.
 set -euo pipefail
 crh=$(realpath "${1:?usage: aa.sh CRH [NIGHTS] [-- load flags]}")
@@ -44,10 +47,10 @@ regressed=0 unclear=0 passed=0
 for n in $(seq "$nights"); do
   code=0
   if [ "${COMMAND:-load}" = run ]; then
-    "${pin_gen[@]}" "$crh" run "${flags[@]}" --seed "$n" --base-url "$candidate" --against "$baseline" \
+    "${pin_gen[@]}" "$crh" run "${flags[@]}" --seed "$((${SEED_FROM:-1} + n - 1))" --base-url "$candidate" --against "$baseline" \
       --json "$work/night.json" >"$work/night.out" 2>&1 || code=$?
   else
-    "${pin_gen[@]}" "$crh" load "${flags[@]}" --seed "$n" --base-url "$candidate" --against "$baseline" \
+    "${pin_gen[@]}" "$crh" load "${flags[@]}" --seed "$((${SEED_FROM:-1} + n - 1))" --base-url "$candidate" --against "$baseline" \
       >"$work/night.out" 2>&1 || code=$?
   fi
   case $code in 0) passed=$((passed + 1)) ;; 1) regressed=$((regressed + 1)) ;; 4) unclear=$((unclear + 1)) ;;
@@ -67,6 +70,7 @@ PY
   fi
   echo "night $n: exit $code: $(tail -n 1 "$work/night.out")"
 done
+[ -z "${FIGURES:-}" ] || cat "$work/figures" >>"$FIGURES"
 echo "nights: $nights; regressed (exit 1): $regressed; could not tell (exit 4): $unclear; passed: $passed"
 # Median MDC and ratio per figure over the nights (columns: night, scenario, op, figure, cand, unit?, ...).
 python3 - "$work/figures" <<'PY'

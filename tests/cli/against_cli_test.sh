@@ -180,6 +180,11 @@ judged = [f for f in c["figures"] if f["operation"] == "get" and f["figure"] == 
 assert judged["unit"] == "ratio", judged
 assert d["config"]["control"] == sys.argv[3], d["config"]
 PY
+bounded 30 report --nights "$work/cn" --html "$work/cn-trend.html"
+expect_exit 0 "crh report --nights of control-arm nights"
+grep -q "Each night a ratio target ÷ control <code>$slow</code>" "$work/cn-trend.html" ||
+  fail "expected the trend page to name the control its ratios are to"
+grep -q 'the interval of its trial pairs (99%)' "$work/cn-trend.html" || fail "expected the ratios' 99% intervals named"
 
 step "f. neither key appears in any output"
 expect_no_key

@@ -158,6 +158,26 @@ TEST(TrendPage, SideBySideNightsDrawTheirRatiosWithinTheLimit) {
   EXPECT_TRUE(contains(html, "within the 5% limit"));
 }
 
+// Six control-arm nights (crh run --nights --control): each figure the ratio
+// target / control, its interval the 99% one of the trial pairs, judged
+// against the record like any figure.
+TEST(TrendPage, ControlArmNightsNameTheControlAndTheirIntervals) {
+  namespace json = boost::json;
+  auto nights = side_by_side_record();
+  for (auto& n : nights) n.gate = json::object{{"mode", "nights"}};
+  nights.back().gate["control"] = json::object{
+      {"mode", "against"},
+      {"against", json::object{{"base_url", "http://control:8080"}, {"design", "trials"}, {"pairs", 10},
+                               {"duration_s", 2}, {"seed", 1}, {"confidence", 0.9902}}}};
+  const auto html = page(nights, {}, 20);
+  XmlReader reader(html);
+  ASSERT_TRUE(reader.parse()) << reader.error();
+  EXPECT_TRUE(contains(html, "Comparison with the record of nights")) << "judged against the record";
+  EXPECT_TRUE(contains(html, "Each night a ratio target ÷ control <code>http://control:8080</code>"));
+  EXPECT_TRUE(contains(html, "the interval of its trial pairs (99%)"));
+  EXPECT_FALSE(contains(html, "95% interval")) << "not the repetitions' interval of a single-target night";
+}
+
 TEST(TrendPage, NeedsNoScriptAndFetchesNothing) {
   const auto html = page(record(), {});
   for (const auto* banned : {"<script", "<link", "<img", "<iframe", "src=", "url(", "@import"})
