@@ -199,16 +199,15 @@ std::string trend_html(const json::object& trend) {
                 "was judged on (" + fixed(c.confidence * 100, 0) + "%). Shaded: no change beyond the limit either way. "
                 "Hollow points: nights that failed, were unreliable or interrupted. Dashed lines mark machine or "
                 "version changes.</p>\n"
-              : !c.control_url.empty()
-              ? "Each night a ratio target ÷ control <code>" + esc(c.control_url) + "</code>, measured in interleaved "
-                "trials; whiskers: the interval of its trial pairs (" + fixed(c.confidence * 100, 0) + "%). Shaded: "
-                "the band of the nights the last one was judged against. Hollow points: nights not compared with "
-                "(failed, unreliable, inconclusive, interrupted). Dashed lines mark accepted levels, change points, "
-                "and machine or version changes.</p>\n"
-              : "Whiskers: each night's 95% interval. Shaded: the band of the nights the last one was judged "
-                "against. Hollow points: nights not compared with (failed, unreliable, inconclusive, interrupted); "
-                "they are never in the band. Dashed lines mark accepted levels, change points, and machine or "
-                "version changes (which do not split the record).</p>\n");
+              : (c.control_url.empty()
+                     ? std::string("Whiskers: each night's 95% interval. ")
+                     : "Each night a ratio target ÷ control <code>" + esc(c.control_url) +
+                           "</code>, measured in interleaved trials; whiskers: the interval of its trial pairs (" +
+                           fixed(c.confidence * 100, 0) + "%). ") +
+                    "Shaded: the band of the nights the last one was judged against. Hollow points: nights not "
+                    "compared with (failed, unreliable, inconclusive, interrupted); they are never in the band. "
+                    "Dashed lines mark accepted levels, change points, and machine or version changes (which do "
+                    "not split the record).</p>\n");
   const auto markers = record_markers(mine, accepted);
   std::vector<std::string> keys;
   for (const auto& f : c.figures) keys.push_back(f.name());  // the worst first, as judged
