@@ -1,0 +1,279 @@
+// release_limit: how close together this machine can make N requests arrive
+// (issue 39). No crh code: the floor that crh's race release is measured
+// against. A sender thread holds N TCP connections (and N UDP sockets) to a
+// sink thread of this process and, each round, releases one byte on every
+// one of them at once, by one of these methods:
+//   tcp-write     a loop of write(2), one syscall per connection
+//   tcp-uring     N sends in one io_uring_enter (liburing)
+//   udp-sendto    a loop of send(2) on N connected UDP sockets
+//   udp-sendmmsg  N datagrams in one sendmmsg(2) from one socket
+//   udp-uring     N sends on N connected UDP sockets in one io_uring_enter
+// Methods take turns round by round, so a slow spell of the machine falls on
+// all of them alike. Per round it records:
+//   send span     from just before the first send call to just after the
+//                 last returns (a batched call: its whole duration)
+//   arrival skew  the spread of the kernel's receive stamps of the N bytes at
+//                 the sink (SO_TIMESTAMPNS): when each reached the target's
+//                 socket, whatever the target's own threads do after
+// and prints each method's p50, p90, p99 and max in microseconds.
+//
+// usage: release_limit [--conns N] [--rounds R] [--gap-us G] [--sender-cpu C]
+//                      [--sink-cpu C] [--methods m1,m2,...] [--warmup W]
+// Loopback only. Exit 0, or 2 on a set-up failure (said on stderr).
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
+
+enum { kMaxConns = 64 };
+enum Method { TCP_WRITE, TCP_URING, UDP_SENDTO, UDP_SENDMMSG, UDP_URING, METHODS };
+static const char* const kNames[METHODS] = {"tcp-write", "tcp-uring", "udp-sendto", "udp-sendmmsg", "udp-uring"};
+
+static int conns = 8, rounds = 3000, warmup = 100, gap_us = 500, sender_cpu = 0, sink_cpu = 1;
+static int tcp_client[kMaxConns], tcp_sink[kMaxConns], udp_client[kMaxConns], udp_sink = -1;
+static enum Method order[METHODS];
+static int n_methods = 0;
+static _Atomic int round_done = -1;       // the last round the sink has every byte of
+static int64_t* arrival;                  // per round: the spread of the receive stamps (ns)
+static int64_t* span;                     // per round: the send span (ns)
+
+static void die(const char* what) {
+  fprintf(stderr, "release_limit: %s: %s\n", what, strerror(errno));
+  exit(2);
+}
+
+static int64_t now_ns(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) fprintf(stderr, "release_limit: not pinned to CPU %d\n", cpu);
+}
+
+static void stamp_on(int fd) {
+  const int on = 1;
+  if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0) die("SO_TIMESTAMPNS");
+}
+
+// One byte (or datagram) from fd; returns its kernel receive stamp.
+static int64_t receive_stamped(int fd) {
+  char byte, control[256];
+  struct iovec iov = {&byte, 1};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+  ssize_t got;
+  do got = recvmsg(fd, &msg, 0);
+  while (got < 0 && errno == EINTR);
+  if (got != 1) die("the sink's read");
+  for (struct cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+      struct timespec ts;
+      memcpy(&ts, CMSG_DATA(c), sizeof ts);
+      return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    }
+  fprintf(stderr, "release_limit: no receive stamp on a read\n");
+  exit(2);
+}
+
+static void* sink(void* unused) {
+  (void)unused;
+  pin(sink_cpu);
+  for (int r = 0; r < rounds; ++r) {
+    const enum Method m = order[r % n_methods];
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (int i = 0; i < conns; ++i) {
+      const int64_t t = receive_stamped(m == TCP_WRITE || m == TCP_URING ? tcp_sink[i] : udp_sink);
+      if (t < first) first = t;
+      if (t > last) last = t;
+    }
+    arrival[r] = last - first;
+    atomic_store_explicit(&round_done, r, memory_order_release);
+  }
+  return NULL;
+}
+
+#ifdef HAVE_LIBURING
+static struct io_uring ring;
+static void uring_release(const int* fds, const char* byte) {
+  for (int i = 0; i < conns; ++i) io_uring_prep_send(io_uring_get_sqe(&ring), fds[i], byte, 1, 0);
+  if (io_uring_submit(&ring) != conns) die("io_uring_submit");
+}
+static void uring_reap(void) {
+  for (int i = 0; i < conns; ++i) {
+    struct io_uring_cqe* cqe;
+    if (io_uring_wait_cqe(&ring, &cqe) != 0) die("io_uring_wait_cqe");
+    if (cqe->res != 1) {
+      errno = -cqe->res;
+      die("an io_uring send");
+    }
+    io_uring_cqe_seen(&ring, cqe);
+  }
+}
+#endif
+
+static void release(enum Method m) {
+  static const char byte = 'x';
+  switch (m) {
+    case TCP_WRITE:
+      for (int i = 0; i < conns; ++i)
+        if (write(tcp_client[i], &byte, 1) != 1) die("write");
+      break;
+    case UDP_SENDTO:
+      for (int i = 0; i < conns; ++i)
+        if (send(udp_client[i], &byte, 1, 0) != 1) die("send");
+      break;
+    case UDP_SENDMMSG: {
+      struct iovec iov = {(void*)&byte, 1};
+      struct mmsghdr msgs[kMaxConns];
+      memset(msgs, 0, sizeof msgs);
+      for (int i = 0; i < conns; ++i) msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov, .msg_iovlen = 1};
+      if (sendmmsg(udp_client[0], msgs, (unsigned)conns, 0) != conns) die("sendmmsg");
+      break;
+    }
+#ifdef HAVE_LIBURING
+    case TCP_URING: uring_release(tcp_client, &byte); break;
+    case UDP_URING: uring_release(udp_client, &byte); break;
+#endif
+    default: break;
+  }
+}
+
+static void connect_all(uint16_t* tcp_port, uint16_t* udp_port) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof a;
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  if (listener < 0 || bind(listener, (struct sockaddr*)&a, sizeof a) != 0 || listen(listener, kMaxConns) != 0 ||
+      getsockname(listener, (struct sockaddr*)&a, &len) != 0)
+    die("the TCP sink");
+  *tcp_port = ntohs(a.sin_port);
+  const int on = 1;
+  for (int i = 0; i < conns; ++i) {
+    tcp_client[i] = socket(AF_INET, SOCK_STREAM, 0);
+    if (tcp_client[i] < 0 || connect(tcp_client[i], (struct sockaddr*)&a, sizeof a) != 0) die("connect");
+    setsockopt(tcp_client[i], IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    if ((tcp_sink[i] = accept(listener, NULL, NULL)) < 0) die("accept");
+    stamp_on(tcp_sink[i]);
+  }
+  close(listener);
+  struct sockaddr_in u = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  len = sizeof u;
+  udp_sink = socket(AF_INET, SOCK_DGRAM, 0);
+  if (udp_sink < 0 || bind(udp_sink, (struct sockaddr*)&u, sizeof u) != 0 || getsockname(udp_sink, (struct sockaddr*)&u, &len) != 0)
+    die("the UDP sink");
+  stamp_on(udp_sink);
+  *udp_port = ntohs(u.sin_port);
+  for (int i = 0; i < conns; ++i) {
+    udp_client[i] = socket(AF_INET, SOCK_DGRAM, 0);
+    if (udp_client[i] < 0 || connect(udp_client[i], (struct sockaddr*)&u, sizeof u) != 0) die("UDP connect");
+  }
+}
+
+static int compare(const void* a, const void* b) {
+  const int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
+  return (x > y) - (x < y);
+}
+
+static void print_row(const char* method, const char* what, int64_t* v, int n) {
+  qsort(v, (size_t)n, sizeof *v, compare);
+  const int p50 = n / 2, p90 = (int)(n * 0.9), p99 = (int)(n * 0.99);
+  printf("%-13s %-13s %6d  %8.1f  %8.1f  %8.1f  %8.1f\n", method, what, n, v[p50] / 1e3, v[p90] / 1e3, v[p99] / 1e3,
+         v[n - 1] / 1e3);
+}
+
+static void parse(int argc, char** argv) {
+  const char* methods = NULL;
+  for (int i = 1; i < argc; ++i) {
+    const char* flag = argv[i];
+    if (i + 1 >= argc) goto usage;
+    const char* value = argv[++i];
+    if (!strcmp(flag, "--conns")) conns = atoi(value);
+    else if (!strcmp(flag, "--rounds")) rounds = atoi(value);
+    else if (!strcmp(flag, "--warmup")) warmup = atoi(value);
+    else if (!strcmp(flag, "--gap-us")) gap_us = atoi(value);
+    else if (!strcmp(flag, "--sender-cpu")) sender_cpu = atoi(value);
+    else if (!strcmp(flag, "--sink-cpu")) sink_cpu = atoi(value);
+    else if (!strcmp(flag, "--methods")) methods = value;
+    else goto usage;
+  }
+  if (conns < 2 || conns > kMaxConns || rounds < 1 || warmup < 0 || gap_us < 0) goto usage;
+  for (int m = 0; m < METHODS; ++m) {
+#ifndef HAVE_LIBURING
+    if (m == TCP_URING || m == UDP_URING) {
+      if (methods && strstr(methods, kNames[m])) fprintf(stderr, "release_limit: built without liburing: no %s\n", kNames[m]);
+      continue;
+    }
+#endif
+    if (!methods || strstr(methods, kNames[m])) order[n_methods++] = (enum Method)m;
+  }
+  if (n_methods == 0) goto usage;
+  rounds = (rounds + warmup) * n_methods;
+  return;
+usage:
+  fprintf(stderr, "usage: release_limit [--conns 2-64] [--rounds R] [--warmup W] [--gap-us G] [--sender-cpu C] "
+                  "[--sink-cpu C] [--methods tcp-write,tcp-uring,udp-sendto,udp-sendmmsg,udp-uring]\n");
+  exit(2);
+}
+
+int main(int argc, char** argv) {
+  parse(argc, argv);
+  arrival = calloc((size_t)rounds, sizeof *arrival);
+  span = calloc((size_t)rounds, sizeof *span);
+  if (!arrival || !span) die("calloc");
+  uint16_t tcp_port, udp_port;
+  connect_all(&tcp_port, &udp_port);
+#ifdef HAVE_LIBURING
+  if (io_uring_queue_init(2 * kMaxConns, &ring, 0) != 0) die("io_uring_queue_init");
+#endif
+  pthread_t sink_thread;
+  if (pthread_create(&sink_thread, NULL, sink, NULL) != 0) die("pthread_create");
+  pin(sender_cpu);
+  const struct timespec gap = {.tv_sec = gap_us / 1000000, .tv_nsec = (long)(gap_us % 1000000) * 1000};
+  for (int r = 0; r < rounds; ++r) {
+    const enum Method m = order[r % n_methods];
+    const int64_t start = now_ns(CLOCK_MONOTONIC);
+    release(m);
+    span[r] = now_ns(CLOCK_MONOTONIC) - start;
+#ifdef HAVE_LIBURING
+    if (m == TCP_URING || m == UDP_URING) uring_reap();
+#endif
+    while (atomic_load_explicit(&round_done, memory_order_acquire) < r) sched_yield();
+    nanosleep(&gap, NULL);
+  }
+  pthread_join(sink_thread, NULL);
+
+  printf("release_limit: %d connections, %d rounds per method after %d warm-up, %d us apart; sender CPU %d, sink CPU %d\n",
+         conns, rounds / n_methods - warmup, warmup, gap_us, sender_cpu, sink_cpu);
+  printf("%-13s %-13s %6s  %8s  %8s  %8s  %8s\n", "method", "figure (us)", "rounds", "p50", "p90", "p99", "max");
+  const int kept = rounds / n_methods - warmup;
+  int64_t* a = calloc((size_t)kept, sizeof *a);
+  int64_t* s = calloc((size_t)kept, sizeof *s);
+  for (int k = 0; k < n_methods; ++k) {
+    int n = 0;
+    for (int r = warmup * n_methods; r < rounds; ++r)
+      if (r % n_methods == k) {
+        a[n] = arrival[r];
+        s[n++] = span[r];
+      }
+    print_row(kNames[order[k]], "send span", s, n);
+    print_row(kNames[order[k]], "arrival skew", a, n);
+  }
+  return 0;
+}
