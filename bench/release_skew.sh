@@ -45,7 +45,10 @@ wait_for_url "http://127.0.0.1:$port/" "crh serve"
 crh_skew() {
   python3 - "$1" <<'PY'
 import json, sys
-d = json.load(open(sys.argv[1]))
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    d = {}  # the load failed before writing its document: its output says why
 def find(o):
     if isinstance(o, dict):
         if "skew" in o and isinstance(o["skew"], dict) and "p50_ns" in o["skew"]:
@@ -71,6 +74,7 @@ for t in $(seq "$TRIES"); do
     [ "$driver" = sip ] && flags+=(--call-driver sip --sip-target "127.0.0.1:$sip_port")
     taskset -c 0 "$crh" load --base-url "http://127.0.0.1:$port" "${flags[@]}" >"$work/race-$driver.out" 2>&1 || true
     read -r p50 p99 < <(crh_skew "$work/race-$driver.json")
+    [ "$p50" != nan ] || { echo "--- try $t: crh race over $driver failed:"; tail -n 3 "$work/race-$driver.out"; }
     echo "--- try $t: crh race over $driver: send skew p50 $p50 µs, p99 $p99 µs"
     echo "$t crh-$driver send_skew $p50 $p99" | awk '{ printf "%s %s_%s %s %s\n", $1, $2, $3, $4, $5 }' >>"$work/rows"
   done
