@@ -7,8 +7,19 @@
 # and in which round each run first caught it, from which the per-round catch
 # rate follows (runs caught / rounds played).
 #
+#
+# With WINDOWS (issue 39), the race's power instead: for each window W (µs),
+# `crh serve --bind-window-us W` binds a caller W µs after its check passed,
+# and every call checked in between connects too; `crh load --scenario race`
+# (one slot, the generator on CPU 0, the target on CPU 1, as
+# bench/release_skew.sh) plays rounds for DURATION s over HTTP and over SIP,
+# and a round catches the window when more than one caller connects. Prints
+# per window and driver the rounds, the rounds caught and the per-round
+# catch rate with its 95% interval (Clopper-Pearson).
+#
 # usage: bench/race_catch_rate.sh [path/to/crh]
 # env:   RUNS=100 FAULT=binding-racy-turn SERVER_THREADS=0 (0: one per core)
+#        WINDOWS="5 10 20 50" DURATION=5 DRIVERS="http sip" (window mode)
 set -euo pipefail
 crh=${1:-build/crh}
 RUNS=${RUNS:-100}
@@ -17,6 +28,57 @@ SERVER_THREADS=${SERVER_THREADS:-0}
 work=$(mktemp -d)
 source "$(dirname "$0")/lib.sh"
 require_tools curl "$crh"
+
+if [ -n "${WINDOWS:-}" ]; then
+  export CRH_API_KEY=bench-$RANDOM$RANDOM
+  require_tools taskset python3
+  printf '%-8s %-5s %8s %8s %10s %s\n' window over rounds caught "per round" "95% interval"
+  for w in $WINDOWS; do
+    port=$(free_port) sip_port=$(free_port)
+    taskset -c 1 "$crh" serve --threads 1 --listen "127.0.0.1:$port" --sip "127.0.0.1:$sip_port" \
+      --bind-window-us "$w" >"$work/serve.log" 2>&1 &
+    serve=$!
+    wait_for_url "http://127.0.0.1:$port/" "crh serve --bind-window-us $w"
+    for driver in ${DRIVERS:-http sip}; do
+      flags=(--scenario race --connections 1 --threads 1 --duration "${DURATION:-5}" --quiet --json "$work/race.json")
+      [ "$driver" = sip ] && flags+=(--call-driver sip --sip-target "127.0.0.1:$sip_port")
+      taskset -c 0 "$crh" load --base-url "http://127.0.0.1:$port" "${flags[@]}" >"$work/race.out" 2>&1 || true
+      python3 - "$work/race.json" "$w" "$driver" <<'PY'
+import json, math, sys
+w, driver = sys.argv[2], sys.argv[3]
+try:
+    race = json.load(open(sys.argv[1]))["race"]
+except (OSError, ValueError, KeyError):
+    print(f"{w:<8s} {driver:<5s} the load wrote no race document"); sys.exit()
+n = race["rounds"]
+k = sum(v for c, v in race["winners"].items() if int(c) >= 2)  # rounds with more than one winner
+
+def cdf(k, n, p):  # P(X <= k), X ~ Binomial(n, p), summed in log space
+    if k < 0: return 0.0
+    if k >= n: return 1.0
+    lp, lq = math.log(p), math.log1p(-p)
+    terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq for i in range(k + 1)]
+    top = max(terms)
+    return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
+
+def solve(f):  # the root of an increasing f on (0, 1)
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+    return (lo + hi) / 2
+
+# Clopper-Pearson, 95%: P(X >= k | lower) = 2.5%, P(X <= k | upper) = 2.5%.
+lower = 0.0 if k == 0 else solve(lambda p: (1 - cdf(k - 1, n, p)) - 0.025)
+upper = 1.0 if k == n else solve(lambda p: 0.025 - cdf(k, n, p))
+rate = k / n if n else float("nan")
+print(f"{w:<8s} {driver:<5s} {n:8d} {k:8d} {rate:10.4f} [{lower:.4f}, {upper:.4f}]")
+PY
+    done
+    kill "$serve"; wait "$serve" 2>/dev/null || true
+  done
+  exit 0
+fi
 
 export CRH_API_KEY=bench-$RANDOM$RANDOM
 port=$(free_port)

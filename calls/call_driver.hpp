@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -83,6 +84,10 @@ class CallDriver {
   // Leaves the target as found: calls still pending are ended (a SIP CANCEL;
   // a late 200 ACKed and BYEd). Bounded; called on Ctrl-C and at the end.
   virtual void settle() {}
+
+  // Fires calls this driver armed, all at once, and says how ("sendmmsg
+  // (UDP)"). The default fires them one after another.
+  virtual std::string fire_together(std::span<ArmedCall* const> calls);
 
   // Arms, fires and waits: one call, no race.
   CallResult place(const std::string& alias, const std::string& caller);

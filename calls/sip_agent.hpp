@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -73,6 +74,8 @@ class UserAgentClient {
 
   std::shared_ptr<Call> prepare(const std::string& alias, const std::string& caller);
   void fire(const std::shared_ptr<Call>& call);
+  // Fires them all at once; says how ("sendmmsg (UDP)", ...).
+  std::string fire_all(std::span<const std::shared_ptr<Call>> calls);
   CallResult wait(const std::shared_ptr<Call>& call);
   void when_done(const std::shared_ptr<Call>& call, std::function<void()> done);
   void settle();
@@ -99,6 +102,7 @@ class UserAgentClient {
   const SipDriverConfig& config_;
   Address target_;
   mutable std::mutex lock_;
+  std::string release_bytes_;  // fire_all's INVITEs, one after another (under the lock)
   std::condition_variable changed_;
   int fd_ = -1;  // UDP socket, or the TCP connection (-1: none now)
   int wake_fd_ = -1;

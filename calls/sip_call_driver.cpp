@@ -111,6 +111,7 @@ class SipArmedCall : public ArmedCall {
   void fire() override { agent_.fire(call_); }
   CallResult result() override { return agent_.wait(call_); }
   void when_done(std::function<void()> done) override { agent_.when_done(call_, std::move(done)); }
+  const std::shared_ptr<sip::Call>& call() const { return call_; }
 
  private:
   sip::UserAgentClient& agent_;
@@ -138,6 +139,12 @@ std::string SipCallDriver::describe() const {
 
 std::unique_ptr<ArmedCall> SipCallDriver::arm(const std::string& alias, const std::string& caller) {
   return std::make_unique<SipArmedCall>(*agent_, agent_->prepare(alias, caller));
+}
+
+std::string SipCallDriver::fire_together(std::span<ArmedCall* const> calls) {
+  std::vector<std::shared_ptr<sip::Call>> sip_calls;
+  for (ArmedCall* c : calls) sip_calls.push_back(static_cast<SipArmedCall*>(c)->call());  // armed by this driver
+  return agent_->fire_all(sip_calls);
 }
 
 CallWire SipCallDriver::wire(const std::string&, const std::string&) const {

@@ -84,6 +84,7 @@ class SipCallDriver : public CallDriver {
 
   std::string describe() const override;  // "SIP INVITE sip:{number}@HOST:PORT (udp)"
   std::unique_ptr<ArmedCall> arm(const std::string& alias, const std::string& caller) override;
+  std::string fire_together(std::span<ArmedCall* const> calls) override;  // one sendmmsg / one write
   CallWire wire(const std::string& alias, const std::string& caller) const override;  // throws: no wire
   CallOutcome outcome_of(unsigned status) const override;
   bool has_wire() const override { return false; }

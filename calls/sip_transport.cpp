@@ -7,10 +7,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace crh::calls::sip {
 namespace {
@@ -144,6 +146,32 @@ bool send_all(int fd, std::string_view bytes) {
 bool send_to(int fd, std::string_view bytes, const Address& to) {
   return sendto(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL, to.raw(), to.length) ==
          static_cast<ssize_t>(bytes.size());
+}
+
+std::size_t send_many_to(int fd, std::span<const std::string_view> datagrams, const Address& to) {
+  std::vector<iovec> iov(datagrams.size());
+  std::vector<mmsghdr> msgs(datagrams.size());
+  for (std::size_t i = 0; i < datagrams.size(); ++i) {
+    iov[i] = {const_cast<char*>(datagrams[i].data()), datagrams[i].size()};
+    msgs[i].msg_hdr.msg_name = const_cast<sockaddr*>(to.raw());
+    msgs[i].msg_hdr.msg_namelen = to.length;
+    msgs[i].msg_hdr.msg_iov = &iov[i];
+    msgs[i].msg_hdr.msg_iovlen = 1;
+  }
+  std::size_t sent = 0;
+  while (sent < msgs.size()) {  // sendmmsg stops at the first datagram that fails
+    const int n = sendmmsg(fd, msgs.data() + sent, static_cast<unsigned>(msgs.size() - sent), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  return sent;
+}
+
+std::string concatenated(std::span<const std::string_view> parts) {
+  std::string out;
+  for (auto p : parts) out += p;
+  return out;
 }
 
 }  // namespace crh::calls::sip

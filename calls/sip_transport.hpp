@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -34,5 +35,9 @@ int open_tcp(const Address& to, std::chrono::milliseconds timeout, Address& loca
 // Whole bytes written on a stream; false when the connection is gone.
 bool send_all(int fd, std::string_view bytes);
 bool send_to(int fd, std::string_view bytes, const Address& to);
+// Every datagram to `to` in one sendmmsg; how many went.
+std::size_t send_many_to(int fd, std::span<const std::string_view> datagrams, const Address& to);
+// The bytes one after another, for one write on a stream.
+std::string concatenated(std::span<const std::string_view> parts);
 
 }  // namespace crh::calls::sip

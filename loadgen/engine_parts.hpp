@@ -31,6 +31,7 @@
 #include "calls/call_driver.hpp"
 #include "core/http.hpp"
 #include "core/http1.hpp"
+#include "loadgen/batch_send.hpp"
 #include "loadgen/engine.hpp"
 #include "loadgen/history.hpp"
 #include "loadgen/tag_ledger.hpp"
@@ -178,6 +179,7 @@ struct Worker {
   // LoadConfig::keep_client_exchanges: this thread's connections and requests.
   std::vector<core::ClientConnection> client_connections;
   std::vector<core::ClientExchange> client_exchanges;
+  std::unique_ptr<BatchSend> batch;  // the race: a round's last bytes in one submission, made at the first round
 
   Conn& new_conn() { return conns.emplace_back(ctx); }
 

@@ -40,10 +40,11 @@ net::awaitable<void> receive_into(Worker& w, Conn& c, Answer& out, WaitGroup& wg
 }
 
 // Sends every caller's request but its last byte, then releases all last
-// bytes together at `deadline`; returns each caller's answer and send time.
+// bytes together (BatchSend); returns each caller's answer and send time,
+// and the span of the release.
 net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, const std::vector<calls::CallWire>& calls,
                                       std::vector<Answer>& answers, std::vector<Clock::time_point>& sent,
-                                      std::vector<bool>& attempted) {
+                                      std::vector<bool>& attempted, Clock::duration& release_span) {
   const std::size_t k = callers.size();
   for (std::size_t i = 0; i < k; ++i) {
     attempted[i] = false;
@@ -69,13 +70,35 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
   }
   net::steady_timer gate(w.ctx, Clock::now() + std::chrono::microseconds(500));
   co_await gate.async_wait(use_tuple);
-  for (std::size_t i = 0; i < k; ++i) {
-    if (!attempted[i]) continue;
+  std::vector<int> fds;
+  std::vector<std::string_view> bytes;
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < k; ++i)
+    if (attempted[i]) {
+      fds.push_back(callers[i]->socket.native_handle());
+      bytes.push_back(calls[i].release);
+      which.push_back(i);
+    }
+  if (!w.batch) w.batch = std::make_unique<BatchSend>(static_cast<unsigned>(std::max<std::size_t>(k, 1)));
+  std::vector<long> written(fds.size());
+  // Every send stamped with the instant before the release; the skew
+  // recorded is the span of the sends (release_span), which every send lies within.
+  const auto release_start = Clock::now();
+  release_span = w.batch->send_all(fds, bytes, written);
+  if (w.stats.race.release_path.empty()) w.stats.race.release_path = w.batch->path();
+  for (std::size_t j = 0; j < which.size(); ++j) {
+    const std::size_t i = which[j];
     Conn& c = *callers[i];
-    sent[i] = Clock::now();
+    sent[i] = release_start;
+    c.busy_since = release_start;
     error_code ec;
-    net::write(c.socket, net::buffer(calls[i].release.data(), calls[i].release.size()), ec);
-    c.busy_since = sent[i];
+    const std::size_t size = calls[i].release.size();
+    if (written[j] == -EAGAIN || (written[j] >= 0 && static_cast<std::size_t>(written[j]) < size)) {
+      const std::size_t done = written[j] > 0 ? static_cast<std::size_t>(written[j]) : 0;  // no room: block for the rest
+      net::write(c.socket, net::buffer(calls[i].release.data() + done, size - done), ec);
+    } else if (written[j] < 0) {
+      ec = error_code(static_cast<int>(-written[j]), boost::system::system_category());
+    }
     if (ec) {
       answers[i] = no_answer(c, ec, Failure::reset);
       c.stamp(answers[i]);
@@ -88,23 +111,34 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
   co_await wg.wait();
 }
 
-// A driver without a wire (SIP): every caller's call is armed (its INVITE
-// built), then all are fired in a row; the driver's own thread reports each
-// outcome, which wakes this slot on its thread. `done` is when each came.
-net::awaitable<void> fire_together(Worker& w, std::vector<std::unique_ptr<calls::ArmedCall>>& armed,
-                                   std::vector<Clock::time_point>& sent, std::vector<Clock::time_point>& done) {
-  const std::size_t k = armed.size();
-  for (std::size_t i = 0; i < k; ++i) {
-    sent[i] = Clock::now();
-    armed[i]->fire();
-  }
-  WaitGroup wg(w.ctx, static_cast<int>(k));
-  for (std::size_t i = 0; i < k; ++i)
+// Wakes this slot on its thread when every armed call has its outcome (the
+// driver's own thread reports each); `done` is when each came.
+net::awaitable<void> wait_all(Worker& w, std::vector<std::unique_ptr<calls::ArmedCall>>& armed,
+                              std::vector<Clock::time_point>& done) {
+  WaitGroup wg(w.ctx, static_cast<int>(armed.size()));
+  for (std::size_t i = 0; i < armed.size(); ++i)
     armed[i]->when_done([&w, &wg, &done, i] {
       done[i] = Clock::now();
       net::post(w.ctx, [&wg] { wg.done(); });
     });
   co_await wg.wait();
+}
+
+// A driver without a wire (SIP): every caller's call is armed (its INVITE
+// built), then all are fired together by the driver. `span`: how long the
+// release took.
+net::awaitable<void> fire_together(Worker& w, std::vector<std::unique_ptr<calls::ArmedCall>>& armed,
+                                   std::vector<Clock::time_point>& sent, std::vector<Clock::time_point>& done,
+                                   Clock::duration& span) {
+  std::vector<calls::ArmedCall*> calls;
+  for (auto& a : armed) calls.push_back(a.get());
+  if (!w.batch) w.batch = std::make_unique<BatchSend>(static_cast<unsigned>(std::max<std::size_t>(calls.size(), 1)));
+  const auto start = Clock::now();
+  std::string how;
+  span = w.batch->at_priority([&] { how = w.run.calls.fire_together(calls); });
+  if (w.stats.race.release_path.empty()) w.stats.race.release_path = how + w.batch->priority();
+  std::fill(sent.begin(), sent.end(), start);
+  co_await wait_all(w, armed, done);
 }
 
 std::string caller_number(int slot, int caller, int callers) {
@@ -180,7 +214,8 @@ net::awaitable<std::size_t> race_armed_callers(Worker& w, Slot& s, oracle::Round
     if (kind == OpKind::sip_recall && cut_short) break;  // stopped: no new INVITE after Ctrl-C
     std::vector<std::unique_ptr<calls::ArmedCall>> armed;
     for (std::size_t i = 0; i < k; ++i) armed.push_back(run.calls.arm(alias, s.numbers[i]));
-    co_await fire_together(w, armed, s.sent, done);
+    Clock::duration span{};
+    co_await fire_together(w, armed, s.sent, done, span);
     cut_short |= run.stop.load();
     for (std::size_t i = 0; i < k; ++i) {
       const auto r = armed[i]->result();
@@ -192,7 +227,7 @@ net::awaitable<std::size_t> race_armed_callers(Worker& w, Slot& s, oracle::Round
       if (kind == OpKind::sip_call && r.outcome == core::CallOutcome::connected) ++winners;
     }
     if (kind == OpKind::sip_call && !cut_short && k > 0 && tag_sent >= run.measure_from && tag_sent < run.measure_until)
-      w.stats.race.skew.record(std::chrono::duration_cast<std::chrono::nanoseconds>(s.sent.back() - s.sent.front()).count());
+      w.stats.race.skew.record(std::chrono::duration_cast<std::chrono::nanoseconds>(span).count());
   }
   co_return winners;
 }
@@ -205,8 +240,9 @@ net::awaitable<std::size_t> race_callers(Worker& w, Slot& s, oracle::Round& roun
   for (std::size_t i = 0; i < s.calls.size(); ++i) s.calls[i] = run.calls.wire(alias, s.numbers[i]);
   std::size_t winners = 0;
   for (OpKind kind : {OpKind::call, OpKind::recall}) {
-    co_await release_together(w, s.callers, s.calls, s.answers, s.sent, s.attempted);
-    Clock::time_point first = Clock::time_point::max(), last = Clock::time_point::min();
+    Clock::duration span{};
+    co_await release_together(w, s.callers, s.calls, s.answers, s.sent, s.attempted, span);
+    bool any = false;
     for (std::size_t i = 0; i < s.answers.size(); ++i) {
       const Answer& a = s.answers[i];
       cut_short |= a.interrupted;
@@ -214,15 +250,13 @@ net::awaitable<std::size_t> race_callers(Worker& w, Slot& s, oracle::Round& roun
         record(w, kind, a, a.done, a.done, tag_sent);
         continue;
       }
-      first = std::min(first, s.sent[i]);
-      last = std::max(last, s.sent[i]);
+      any = true;
       record(w, kind, a, s.sent[i], s.sent[i], tag_sent);
       round.calls.push_back(make_op(run, round.id, kind, alias, s.numbers[i], s.sent[i], a));
       if (kind == OpKind::call && run.calls.outcome_of(a.status) == core::CallOutcome::connected) ++winners;
     }
-    if (kind == OpKind::call && !cut_short && last >= first && tag_sent >= run.measure_from &&
-        tag_sent < run.measure_until)
-      w.stats.race.skew.record(std::chrono::duration_cast<std::chrono::nanoseconds>(last - first).count());
+    if (kind == OpKind::call && !cut_short && any && tag_sent >= run.measure_from && tag_sent < run.measure_until)
+      w.stats.race.skew.record(std::chrono::duration_cast<std::chrono::nanoseconds>(span).count());
   }
   co_return winners;
 }
@@ -270,9 +304,10 @@ net::awaitable<calls::CallResult> place_armed(Worker& w, const std::string& alia
                                              Clock::time_point& sent, Clock::time_point& done) {
   std::vector<std::unique_ptr<calls::ArmedCall>> armed;
   armed.push_back(w.run.calls.arm(alias, caller));
-  std::vector<Clock::time_point> sents(1), dones(1);
-  co_await fire_together(w, armed, sents, dones);
-  sent = sents[0];
+  std::vector<Clock::time_point> dones(1);
+  sent = Clock::now();
+  armed[0]->fire();
+  co_await wait_all(w, armed, dones);
   done = dones[0];
   co_return armed[0]->result();
 }

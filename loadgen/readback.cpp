@@ -276,6 +276,7 @@ void read_race(const json::object& doc, LoadRun& run) {
   run.config.callers = static_cast<int>(integer_at(race, rc::callers, k::load::race));
   r.stats.race.skew = histogram_at(object_at(race, rc::skew, k::load::race), "race.skew");
   r.stats.race.tag_busy = count_at(race, rc::tag_busy, k::load::race);
+  if (race.contains(rc::release_path)) r.stats.race.release_path = string_at(race, rc::release_path, k::load::race);
   r.violation_count = count_at(race, rc::violation_count, k::load::race);
   for (const auto& v : array_at(race, rc::violations, k::load::race))
     r.violations.push_back(violation_from_json(results::as_object(v, "race.violations[]")));

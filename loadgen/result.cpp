@@ -338,6 +338,7 @@ json::object race_json(const LoadConfig& c, const LoadResult& r) {
                       {rc::winners, std::move(winners)},
                       {rc::callers, c.callers},
                       {rc::skew, latency_json(r.stats.race.skew, per_second(r.stats.race.skew.count(), r.wall_s))},
+                      {rc::release_path, r.stats.race.release_path},
                       {rc::tag_busy, r.stats.race.tag_busy},
                       {rc::violation_count, r.violation_count},
                       {rc::violations, std::move(violations)}};

@@ -47,6 +47,9 @@ void RaceStats::merge(const RaceStats& other) {
   for (std::size_t i = 0; i < other.winners.size(); ++i) winners[i] += other.winners[i];
   skew.merge(other.skew);
   tag_busy += other.tag_busy;
+  if (release_path.empty()) release_path = other.release_path;
+  else if (!other.release_path.empty() && other.release_path != release_path && release_path.find(other.release_path) == std::string::npos)
+    release_path += "; " + other.release_path;  // threads or shards that released differently
 }
 
 void Stats::merge(const Stats& other) {

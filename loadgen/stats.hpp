@@ -54,7 +54,8 @@ struct RaceStats {
   std::uint64_t rounds = 0;            // tag epochs raced
   std::uint64_t rounds_without_winner = 0;
   std::vector<std::uint64_t> winners;  // rounds by number of first calls that connected
-  core::Histogram skew;                // spread of the release of one round's first calls
+  core::Histogram skew;                // span of the release of one round's first calls
+  std::string release_path;            // how the calls were released (BatchSend::path; SIP: the driver's)
   std::uint64_t tag_busy = 0;          // tags answered 409: every alias was tagged
 
   void merge(const RaceStats& other);

@@ -208,8 +208,47 @@ Response Service::untag(const Route& route) {
   return ok(alias_json(r.alias, state_.clock()));
 }
 
+Service::Windowed Service::windowed_check(const std::string& channel, const std::string& alias,
+                                          const std::string& caller) {
+  std::lock_guard guard(window_lock_);
+  const auto now = std::chrono::steady_clock::now();
+  const std::string key = channel + '\n' + alias;
+  auto pending = pending_binds_.find(key);
+  if (pending != pending_binds_.end() && now >= pending->second.at) {  // the window has closed: the bind lands first
+    state_.call_apply(channel, alias, pending->second.caller);
+    pending_binds_.erase(pending);
+    pending = pending_binds_.end();
+  }
+  Windowed w{state_.call_check(channel, alias, caller), std::nullopt};
+  if (w.checked.status == CallStatus::connected && pending == pending_binds_.end()) {
+    pending_binds_[key] = {caller, now + config_.bind_window};
+    w.wait = config_.bind_window;
+  }
+  return w;
+}
+
+void Service::close_window(const std::string& channel, const std::string& alias) {
+  std::lock_guard guard(window_lock_);
+  auto pending = pending_binds_.find(channel + '\n' + alias);
+  if (pending == pending_binds_.end()) return;  // a later check landed it already
+  state_.call_apply(channel, alias, pending->second.caller);
+  pending_binds_.erase(pending);
+}
+
 Reply Service::call(const Route& route, const std::string* caller) {
   if (!caller || caller->empty()) return {error(400, "missing or empty parameter \"caller\" (the calling number)")};
+  if (config_.bind_window.count() > 0) {
+    auto w = windowed_check(route.id, route.alias, *caller);
+    Reply reply{call_answer(route, *caller, w.checked)};
+    if (w.wait) {  // the first to pass: answered once its bind has landed
+      reply.wait = *w.wait;
+      reply.then = [this, route, caller = *caller, checked = w.checked] {
+        close_window(route.id, route.alias);
+        return call_answer(route, caller, checked);
+      };
+    }
+    return reply;
+  }
   const auto& f = config_.faults;
   if (!f.has(Fault::binding_racy) && !f.has(Fault::binding_racy_turn))
     return {call_answer(route, *caller, state_.call(route.id, route.alias, *caller))};
@@ -231,6 +270,18 @@ SipCallReply Service::sip_call(std::string_view number, std::string_view caller)
   if (!where && number.find(';') != std::string_view::npos)
     where = state_.find_number(number.substr(0, number.find(';')));
   if (!where || caller.empty()) return {CallStatus::unknown_alias};
+  if (config_.bind_window.count() > 0) {
+    auto w = windowed_check(where->channel, where->alias, std::string(caller));
+    SipCallReply reply{w.checked.status};
+    if (w.wait) {
+      reply.wait = *w.wait;
+      reply.then = [this, where = *where, status = w.checked.status] {
+        close_window(where.channel, where.alias);
+        return status;
+      };
+    }
+    return reply;
+  }
   const auto& f = config_.faults;
   if (!f.has(Fault::binding_racy) && !f.has(Fault::binding_racy_turn))
     return {state_.call(where->channel, where->alias, caller).status};

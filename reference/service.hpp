@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +31,11 @@ struct ServiceConfig {
   // (`crh serve --throttle-every N`): a rate-limited service, correct by the
   // spec (8: rate limits exist, not shown), answering as a different one would.
   unsigned throttle_every = 0;
+  // `crh serve --bind-window-us N`, a service broken on purpose by a known
+  // amount (bench/race_catch_rate.sh): a call that passes the check binds
+  // its caller only N microseconds later, and every check inside that window
+  // passes too (two winners). 0: binds at once.
+  std::chrono::microseconds bind_window{0};
 };
 
 struct Request {
@@ -57,7 +64,7 @@ struct Response {
 // once, with no timer, before `then()`: the smallest gap a transport can make.
 struct Reply {
   Response response;
-  std::chrono::milliseconds wait{0};
+  std::chrono::microseconds wait{0};
   bool yield = false;
   std::function<Response()> then;
   bool drop = false;  // close the connection without answering (a fault: a handler's crash)
@@ -68,7 +75,7 @@ struct Reply {
 // `yield`) and then take what `then()` returns.
 struct SipCallReply {
   CallStatus status = CallStatus::unknown_alias;
-  std::chrono::milliseconds wait{0};
+  std::chrono::microseconds wait{0};
   bool yield = false;
   std::function<CallStatus()> then;
 };
@@ -110,10 +117,25 @@ class Service {
   Response untag(const Route& route);
   Reply call(const Route& route, const std::string* caller);
   Response call_answer(const Route& route, const std::string& caller, const CallResult& result) const;
+  // --bind-window-us: the check, with the first passer's bind pending for
+  // the window; `wait` is left of it when this call is the first (its answer
+  // then waits for the window to close, close_window binding it).
+  struct Windowed {
+    CallResult checked;
+    std::optional<std::chrono::microseconds> wait;
+  };
+  Windowed windowed_check(const std::string& channel, const std::string& alias, const std::string& caller);
+  void close_window(const std::string& channel, const std::string& alias);
 
   ServiceConfig config_;
   State state_;
   std::atomic<std::uint64_t> requests_{0};  // for throttle_every
+  struct PendingBind {
+    std::string caller;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::mutex window_lock_;
+  std::map<std::string, PendingBind> pending_binds_;  // by channel and alias: --bind-window-us
 };
 
 }  // namespace crh::reference

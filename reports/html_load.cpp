@@ -334,7 +334,10 @@ std::string race_section(const DocView& race) {
       "the others must be refused until the tag ends. Release skew (first to last caller's last byte): p50 " +
       esc(format_ns(skew[k::latency::p50_ns].num())) + ", p99 " + esc(format_ns(skew[k::latency::p99_ns].num())) +
       ", max " + esc(format_ns(skew[k::latency::max_ns].num())) +
+      (race[r::release_path].str().empty() ? std::string() : ", released by " + esc(race[r::release_path].str())) +
       ". Tags answered 409 (every alias tagged): " + whole(race[r::tag_busy].num()) + ".</p>\n";
+  if (skew[k::latency::count].num() > 0)
+    out += "<p>Power: " + esc(race_power(format_ns(skew[k::latency::p99_ns].num()))) + ".</p>\n";
   BarChart winners{"Winners per round, " + rounds + " rounds", "callers that connected in the round", "rounds", {}, {}};
   for (const auto& [n, count] : race[r::winners].fields()) {
     winners.bars.emplace_back(n, count.num());

@@ -189,6 +189,9 @@ std::string race_section(const DocView& race, const TerminalStyle& style) {
                     " callers;" + (winners.empty() ? " no round measured" : winners) + "\n";
   out += "  release skew (first to last caller's send): p50 " + format_ns(skew[k::latency::p50_ns].num()) + ", p99 " +
          format_ns(skew[k::latency::p99_ns].num()) + ", max " + format_ns(skew[k::latency::max_ns].num()) + "\n";
+  if (const auto path = race[r::release_path].str(); !path.empty()) out += "  released by: " + clean(path) + "\n";
+  if (skew[k::latency::count].num() > 0)
+    out += "  power: " + race_power(format_ns(skew[k::latency::p99_ns].num())) + "\n";
   if (const double busy = race[r::tag_busy].num(); busy > 0)
     out += "  tags answered 409 (every alias tagged): " + fixed(busy, 0) + "\n";
   return out + violation_lines(race, style);

@@ -47,4 +47,14 @@ std::string side_by_side_design(std::string_view design, std::size_t pairs, doub
                                 " s trials, one side after the other in a random order";
 }
 
+std::string race_power(const std::string& skew_p99) {
+  // A window is caught once a second caller is checked inside it; the second
+  // arrives within the release's span, so windows of the span's p99 are
+  // caught in 99% of rounds or more, by a target that checks calls as they
+  // arrive (one that queues them behind each other catches less).
+  return "a check-then-bind window of " + skew_p99 +
+         " (the skew's p99) or longer is caught in at least 99% of rounds by a target that checks each call as it "
+         "arrives; bench/race_catch_rate.sh measures the rate per window";
+}
+
 }  // namespace crh::reports

@@ -48,4 +48,10 @@ std::string signed_percent(double pct, int decimals = 1);
 // "a duet: both loaded at once for 12 s, each second a pair".
 std::string side_by_side_design(std::string_view design, std::size_t pairs, double duration_s);
 
+// What a race's release can catch, from its skew's p99 (the span of a
+// round's release, which bounds the first two callers' arrival gap): "a
+// check-then-bind window of 140 µs or longer is caught in at least 99% of
+// rounds by a target that checks each call as it arrives ...".
+std::string race_power(const std::string& skew_p99);
+
 }  // namespace crh::reports

@@ -149,7 +149,10 @@ inline constexpr Key rounds = "rounds";
 inline constexpr Key rounds_without_winner = "rounds_without_winner";
 inline constexpr Key winners = "winners";  // rounds by number of winners
 using load_config::callers;
-inline constexpr Key skew = "skew";
+inline constexpr Key skew = "skew";  // the span of each round's release, first send to last
+// How the callers were released: "io_uring" (one submission), "send loop
+// (why)", or the SIP driver's "sendmmsg" / "one write". Absent in older documents.
+inline constexpr Key release_path = "release_path";
 inline constexpr Key tag_busy = "tag_busy";
 inline constexpr Key violation_count = "violation_count";
 inline constexpr Key violations = "violations";

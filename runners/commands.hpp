@@ -24,6 +24,7 @@ struct ServeOptions {
   bool list_mutants = false;
   long minute_ms = 60'000;
   long delay_us = 0;
+  long bind_window_us = 0;  // 0: a correct bind (see reference::ServiceConfig::bind_window)
   unsigned throttle_every = 0;
   int channels = 2;
   int aliases = 4;

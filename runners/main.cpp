@@ -171,6 +171,10 @@ Command add_serve_command(CLI::App& app) {
                   "send every answer N microseconds later (a timer; threads stay free): a known slowdown; SIP final answers too")
       ->capture_default_str()
       ->check(CLI::Range(0L, 10'000'000L));
+  sub->add_option("--bind-window-us", o->bind_window_us,
+                  "a broken service of known power to catch: a call that passes the check binds its caller N "
+                  "microseconds later, and every call checked in between connects too (bench/race_catch_rate.sh)")
+      ->check(CLI::Range(1L, 10'000'000L));
   sub->add_option("--throttle-every", o->throttle_every,
                   "answer every Nth request 429 with Retry-After: 0, doing nothing (a rate-limited service)")
       ->check(CLI::Range(2u, 1'000'000u));

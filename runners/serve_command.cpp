@@ -47,6 +47,7 @@ int run_serve(const ServeOptions& o) {
   config.service.minute = std::chrono::milliseconds(o.minute_ms);
   config.answer_delay = std::chrono::microseconds(o.delay_us);
   config.service.throttle_every = o.throttle_every;
+  config.service.bind_window = std::chrono::microseconds(o.bind_window_us);
   for (const auto& name : o.faults) {
     auto fault = fault_by_name(name);
     if (!fault) {
@@ -89,6 +90,9 @@ int run_serve(const ServeOptions& o) {
   std::string faults;
   for (const auto& f : o.faults) faults += (faults.empty() ? "" : ",") + f;
   for (const auto& m : o.mutants) faults += (faults.empty() ? "mutant " : ", mutant ") + m;
+  if (o.bind_window_us > 0)
+    faults += (faults.empty() ? "" : ", ") + std::string("calls bind ") + std::to_string(o.bind_window_us) +
+              " us after their check (--bind-window-us)";
   std::cout << "crh serve: listening on " << server.base_url() << " (minute " << o.minute_ms
             << " ms, faults: " << (faults.empty() ? "none" : faults)
             << (o.delay_us > 0 ? ", every answer " + std::to_string(o.delay_us) + " us later" : "") << "); Ctrl-C stops"

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
-  libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev
+  libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libpcap-dev liburing-dev
   curl wrk nginx-light nghttp2-client libxml2-utils tcpdump tshark
   sip-tester kamailio iproute2 nftables   # the SIP interop tests (tests/sip): SIPp and Kamailio as real peers; loss without netem
   clang libclang-rt-dev

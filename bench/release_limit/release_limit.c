@@ -16,9 +16,25 @@
 //                 the sink (SO_TIMESTAMPNS): when each reached the target's
 //                 socket, whatever the target's own threads do after
 // and prints each method's p50, p90, p99 and max in microseconds.
+// A TCP release is one byte (an HTTP call's last); a UDP one is a whole
+// datagram of --datagram-bytes (default 1; a SIP INVITE's size to compare
+// with crh's SIP race, which cannot hold back part of a datagram).
+//
+// Against a real target instead of the sink (--http-target PORT: the TCP
+// connections go there, each round writes "GET / HTTP/1.1 ..." but its last
+// byte, releases the last bytes and reads the answers; --udp-target PORT:
+// the datagrams go there): the target's own way of waiting for input sets
+// part of what each send costs the sender (a waiting reader on the socket's
+// queue is woken in the sender's call), so the limit for crh's race against
+// a target is measured against that target. There is no sink then: the
+// arrival skew is read from a capture (bench/arrival_skew.py), and only the
+// methods of the targeted protocols run.
 //
 // usage: release_limit [--conns N] [--rounds R] [--gap-us G] [--sender-cpu C]
 //                      [--sink-cpu C] [--methods m1,m2,...] [--warmup W]
+//                      [--datagram-bytes D] [--http-target PORT] [--udp-target PORT]
+//                      [--realtime 1]   (the sender at SCHED_FIFO's lowest
+//                      priority throughout, as crh's release is: needs root)
 // Loopback only. Exit 0, or 2 on a set-up failure (said on stderr).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -44,6 +60,10 @@ enum Method { TCP_WRITE, TCP_URING, UDP_SENDTO, UDP_SENDMMSG, UDP_URING, METHODS
 static const char* const kNames[METHODS] = {"tcp-write", "tcp-uring", "udp-sendto", "udp-sendmmsg", "udp-uring"};
 
 static int conns = 8, rounds = 3000, warmup = 100, gap_us = 500, sender_cpu = 0, sink_cpu = 1;
+static int http_target = 0, udp_target = 0;  // ports of a real target (0: the sink)
+static int realtime = 0;
+static const char* datagram_file = NULL;  // the datagram's bytes (a SIP INVITE), instead of --datagram-bytes of 'x' 
+static const char kArmed[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r";  // and "\n" releases it
 static int tcp_client[kMaxConns], tcp_sink[kMaxConns], udp_client[kMaxConns], udp_sink = -1;
 static enum Method order[METHODS];
 static int n_methods = 0;
@@ -112,15 +132,15 @@ static void* sink(void* unused) {
 
 #ifdef HAVE_LIBURING
 static struct io_uring ring;
-static void uring_release(const int* fds, const char* byte) {
-  for (int i = 0; i < conns; ++i) io_uring_prep_send(io_uring_get_sqe(&ring), fds[i], byte, 1, 0);
+static void uring_release(const int* fds, const char* bytes, size_t size) {
+  for (int i = 0; i < conns; ++i) io_uring_prep_send(io_uring_get_sqe(&ring), fds[i], bytes, size, 0);
   if (io_uring_submit(&ring) != conns) die("io_uring_submit");
 }
 static void uring_reap(void) {
   for (int i = 0; i < conns; ++i) {
     struct io_uring_cqe* cqe;
     if (io_uring_wait_cqe(&ring, &cqe) != 0) die("io_uring_wait_cqe");
-    if (cqe->res != 1) {
+    if (cqe->res <= 0) {
       errno = -cqe->res;
       die("an io_uring send");
     }
@@ -129,8 +149,12 @@ static void uring_reap(void) {
 }
 #endif
 
+static char datagram[65507];
+static int datagram_bytes = 1;
+
 static void release(enum Method m) {
-  static const char byte = 'x';
+  const char byte = http_target ? '\n' : 'x';  // against a target: the armed request's last byte
+  const size_t d = (size_t)datagram_bytes;
   switch (m) {
     case TCP_WRITE:
       for (int i = 0; i < conns; ++i)
@@ -138,10 +162,10 @@ static void release(enum Method m) {
       break;
     case UDP_SENDTO:
       for (int i = 0; i < conns; ++i)
-        if (send(udp_client[i], &byte, 1, 0) != 1) die("send");
+        if (send(udp_client[i], datagram, d, 0) != (ssize_t)d) die("send");
       break;
     case UDP_SENDMMSG: {
-      struct iovec iov = {(void*)&byte, 1};
+      struct iovec iov = {datagram, d};
       struct mmsghdr msgs[kMaxConns];
       memset(msgs, 0, sizeof msgs);
       for (int i = 0; i < conns; ++i) msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iov, .msg_iovlen = 1};
@@ -149,10 +173,46 @@ static void release(enum Method m) {
       break;
     }
 #ifdef HAVE_LIBURING
-    case TCP_URING: uring_release(tcp_client, &byte); break;
-    case UDP_URING: uring_release(udp_client, &byte); break;
+    case TCP_URING: uring_release(tcp_client, &byte, 1); break;
+    case UDP_URING: uring_release(udp_client, datagram, d); break;
 #endif
     default: break;
+  }
+}
+
+static void connect_targets(void) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  const int on = 1;
+  for (int i = 0; i < conns && http_target; ++i) {
+    a.sin_port = htons((uint16_t)http_target);
+    tcp_client[i] = socket(AF_INET, SOCK_STREAM, 0);
+    if (tcp_client[i] < 0 || connect(tcp_client[i], (struct sockaddr*)&a, sizeof a) != 0) die("connect to the HTTP target");
+    setsockopt(tcp_client[i], IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  }
+  for (int i = 0; i < conns && udp_target; ++i) {
+    a.sin_port = htons((uint16_t)udp_target);
+    udp_client[i] = socket(AF_INET, SOCK_DGRAM, 0);
+    if (udp_client[i] < 0 || connect(udp_client[i], (struct sockaddr*)&a, sizeof a) != 0) die("UDP connect to the target");
+  }
+}
+
+// Reads one HTTP answer (head and Content-Length body) from fd.
+static void read_answer(int fd) {
+  char buf[16384];
+  size_t have = 0;
+  long need = -1;
+  for (;;) {
+    const ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+    if (n <= 0) die("reading the target's answer");
+    have += (size_t)n;
+    buf[have] = 0;
+    const char* end = strstr(buf, "\r\n\r\n");
+    if (end && need < 0) {
+      const char* cl = strcasestr(buf, "\r\ncontent-length:");
+      need = (long)(end + 4 - buf) + (cl && cl < end ? atol(cl + 17) : 0);
+    }
+    if (need >= 0 && (long)have >= need) return;
+    if (have >= sizeof buf - 1) die("an answer over 16 KiB");
   }
 }
 
@@ -211,9 +271,24 @@ static void parse(int argc, char** argv) {
     else if (!strcmp(flag, "--sender-cpu")) sender_cpu = atoi(value);
     else if (!strcmp(flag, "--sink-cpu")) sink_cpu = atoi(value);
     else if (!strcmp(flag, "--methods")) methods = value;
+    else if (!strcmp(flag, "--datagram-bytes")) datagram_bytes = atoi(value);
+    else if (!strcmp(flag, "--http-target")) http_target = atoi(value);
+    else if (!strcmp(flag, "--udp-target")) udp_target = atoi(value);
+    else if (!strcmp(flag, "--realtime")) realtime = atoi(value);
+    else if (!strcmp(flag, "--datagram-file")) datagram_file = value;
     else goto usage;
   }
-  if (conns < 2 || conns > kMaxConns || rounds < 1 || warmup < 0 || gap_us < 0) goto usage;
+  if (conns < 2 || conns > kMaxConns || rounds < 1 || warmup < 0 || gap_us < 0 || datagram_bytes < 1 ||
+      datagram_bytes > (int)sizeof datagram)
+    goto usage;
+  memset(datagram, 'x', sizeof datagram);
+  if (datagram_file) {
+    FILE* f = fopen(datagram_file, "rb");
+    if (!f) die(datagram_file);
+    datagram_bytes = (int)fread(datagram, 1, sizeof datagram, f);
+    fclose(f);
+    if (datagram_bytes < 1) goto usage;
+  }
   for (int m = 0; m < METHODS; ++m) {
 #ifndef HAVE_LIBURING
     if (m == TCP_URING || m == UDP_URING) {
@@ -221,6 +296,8 @@ static void parse(int argc, char** argv) {
       continue;
     }
 #endif
+    const int tcp = m == TCP_WRITE || m == TCP_URING;
+    if ((http_target || udp_target) && !(tcp ? http_target : udp_target)) continue;  // only the targeted protocols
     if (!methods || strstr(methods, kNames[m])) order[n_methods++] = (enum Method)m;
   }
   if (n_methods == 0) goto usage;
@@ -228,7 +305,8 @@ static void parse(int argc, char** argv) {
   return;
 usage:
   fprintf(stderr, "usage: release_limit [--conns 2-64] [--rounds R] [--warmup W] [--gap-us G] [--sender-cpu C] "
-                  "[--sink-cpu C] [--methods tcp-write,tcp-uring,udp-sendto,udp-sendmmsg,udp-uring]\n");
+                  "[--sink-cpu C] [--methods tcp-write,tcp-uring,udp-sendto,udp-sendmmsg,udp-uring] [--datagram-bytes D] "
+                  "[--http-target PORT] [--udp-target PORT] [--realtime 0|1] [--datagram-file F]\n");
   exit(2);
 }
 
@@ -237,30 +315,52 @@ int main(int argc, char** argv) {
   arrival = calloc((size_t)rounds, sizeof *arrival);
   span = calloc((size_t)rounds, sizeof *span);
   if (!arrival || !span) die("calloc");
+  const int targeted = http_target || udp_target;
   uint16_t tcp_port, udp_port;
-  connect_all(&tcp_port, &udp_port);
+  if (targeted) connect_targets();
+  else connect_all(&tcp_port, &udp_port);
 #ifdef HAVE_LIBURING
   if (io_uring_queue_init(2 * kMaxConns, &ring, 0) != 0) die("io_uring_queue_init");
 #endif
   pthread_t sink_thread;
-  if (pthread_create(&sink_thread, NULL, sink, NULL) != 0) die("pthread_create");
+  if (!targeted && pthread_create(&sink_thread, NULL, sink, NULL) != 0) die("pthread_create");
   pin(sender_cpu);
+  if (realtime) {
+    const struct sched_param p = {.sched_priority = sched_get_priority_min(SCHED_FIFO)};
+    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) != 0) {
+      errno = EPERM;
+      die("--realtime 1: SCHED_FIFO refused (root or CAP_SYS_NICE)");
+    }
+  }
   const struct timespec gap = {.tv_sec = gap_us / 1000000, .tv_nsec = (long)(gap_us % 1000000) * 1000};
   for (int r = 0; r < rounds; ++r) {
     const enum Method m = order[r % n_methods];
+    const int tcp = m == TCP_WRITE || m == TCP_URING;
+    if (targeted && tcp)  // armed, as crh arms its callers: all but the last byte, a gap before the release
+      for (int i = 0; i < conns; ++i)
+        if (write(tcp_client[i], kArmed, sizeof kArmed - 1) != (ssize_t)sizeof kArmed - 1) die("arming");
+    if (targeted) nanosleep(&gap, NULL);
     const int64_t start = now_ns(CLOCK_MONOTONIC);
     release(m);
     span[r] = now_ns(CLOCK_MONOTONIC) - start;
 #ifdef HAVE_LIBURING
     if (m == TCP_URING || m == UDP_URING) uring_reap();
 #endif
+    if (targeted) {
+      arrival[r] = -1;  // not measured here: capture it
+      for (int i = 0; i < conns && tcp; ++i) read_answer(tcp_client[i]);
+      continue;
+    }
     while (atomic_load_explicit(&round_done, memory_order_acquire) < r) sched_yield();
     nanosleep(&gap, NULL);
   }
-  pthread_join(sink_thread, NULL);
+  if (!targeted) pthread_join(sink_thread, NULL);
 
-  printf("release_limit: %d connections, %d rounds per method after %d warm-up, %d us apart; sender CPU %d, sink CPU %d\n",
-         conns, rounds / n_methods - warmup, warmup, gap_us, sender_cpu, sink_cpu);
+  printf("release_limit: %d connections, %d rounds per method after %d warm-up, %d us apart; sender CPU %d, ", conns,
+         rounds / n_methods - warmup, warmup, gap_us, sender_cpu);
+  if (targeted) printf("against the target (its arrival skew: from a capture)");
+  else printf("sink CPU %d", sink_cpu);
+  printf("%s\n", realtime ? "; the sender at real-time priority" : "");
   printf("%-13s %-13s %6s  %8s  %8s  %8s  %8s\n", "method", "figure (us)", "rounds", "p50", "p90", "p99", "max");
   const int kept = rounds / n_methods - warmup;
   int64_t* a = calloc((size_t)kept, sizeof *a);
@@ -273,7 +373,7 @@ int main(int argc, char** argv) {
         s[n++] = span[r];
       }
     print_row(kNames[order[k]], "send span", s, n);
-    print_row(kNames[order[k]], "arrival skew", a, n);
+    if (!targeted) print_row(kNames[order[k]], "arrival skew", a, n);
   }
   return 0;
 }

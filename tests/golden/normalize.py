@@ -52,7 +52,9 @@ history.operations, series_step_s, histogram precision_bits. Also:
     outages.timeline's "lit" and "down" (spans of time, as many as timing
     gives) become a marker; outages.stretches stay (a correct target has none);
     histogram "buckets" (which buckets exist depends on the latencies) become
-    a marker.
+    a marker; race.release_path (io_uring where the kernel gives a ring, a
+    send loop where it does not, e.g. under a container's seccomp profile)
+    becomes a marker.
   - percentile objects: "backed" (ten samples beyond the percentile, i.e. a
     count) is masked, and the keys that exist only for some counts,
     "backing_s" and "note", are dropped. This is the one place where the key
@@ -189,6 +191,8 @@ class JsonNormalizer:
                     out[k].append(self.value(x[0], p + (0,), kind))
             elif kind == "load" and keys[-1:] == ["timeline"] and k in ("lit", "down") and isinstance(x, list):
                 out[k] = "{{outage timeline: its spans depend on timing}}"
+            elif kind == "load" and k == "release_path" and isinstance(x, str):
+                out[k] = "{{release path: io_uring, or a send loop where the kernel refuses a ring}}"
             elif kind == "load" and k == "buckets" and isinstance(x, list):
                 out[k] = "{{histogram buckets}}"
             elif in_percentile and k in ("backing_s", "note"):

@@ -367,6 +367,68 @@ TEST(AnswerDelay, TheWaitDoesNotHoldTheThread) {
 
 TEST(AnswerDelay, NoneByDefault) { EXPECT_EQ(reference::ServerConfig{}.answer_delay.count(), 0); }
 
+// `crh serve --bind-window-us`: the first call to pass the check binds its
+// caller only when the window closes; every call checked before then passes
+// too, and none after it.
+struct WindowedServer {
+  explicit WindowedServer(std::chrono::microseconds window) {
+    reference::ServerConfig config;
+    config.threads = 1;
+    config.service.api_key = kTestKey;
+    config.service.bind_window = window;
+    server = std::make_unique<reference::Server>(std::move(config));
+    server->start();
+  }
+  HttpResponse call(RawConnection& c, const std::string& alias, const std::string& caller) {
+    c.send(build_request("POST", "/channels/1/alias-numbers/" + alias + "/calls",
+                         {{"Apikey", kTestKey}, {"Content-Type", "application/x-www-form-urlencoded"}},
+                         "caller=" + caller));
+    auto r = c.read_response();
+    return r ? *r : HttpResponse{};
+  }
+  std::string tag() {
+    RawConnection c("127.0.0.1", server->port());
+    c.send(build_request("POST", "/channels/1/alias-numbers/tag",
+                         {{"Apikey", kTestKey}, {"Content-Type", "application/x-www-form-urlencoded"}},
+                         "tag=t&minutes=1440"));
+    auto r = c.read_response();
+    return r && r->status == 200 ? std::string(r->json().at("id").as_string()) : std::string();
+  }
+  std::unique_ptr<reference::Server> server;
+};
+
+TEST(BindWindow, CallsInsideTheWindowConnectTooAndNoneAfterIt) {
+  WindowedServer s(300ms);
+  const std::string alias = s.tag();
+  ASSERT_FALSE(alias.empty());
+  RawConnection first("127.0.0.1", s.server->port()), second("127.0.0.1", s.server->port());
+  const auto t0 = std::chrono::steady_clock::now();
+  first.send(build_request("POST", "/channels/1/alias-numbers/" + alias + "/calls",
+                           {{"Apikey", kTestKey}, {"Content-Type", "application/x-www-form-urlencoded"}},
+                           "caller=first"));
+  std::this_thread::sleep_for(20ms);  // well inside the window
+  EXPECT_EQ(s.call(second, alias, "second").status, 200u) << "a check inside the window passes";
+  auto a = first.read_response();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->status, 200u);
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms) << "the first is answered once its bind has landed";
+  RawConnection third("127.0.0.1", s.server->port());
+  EXPECT_EQ(s.call(third, alias, "third").status, 403u) << "after the window the first caller holds the alias";
+  EXPECT_EQ(s.call(first, alias, "first").status, 200u) << "and may call again";
+}
+
+TEST(BindWindow, ASecondCallerAfterTheWindowIsRefusedWithoutAnyCallBetween) {
+  WindowedServer s(1ms);
+  const std::string alias = s.tag();
+  ASSERT_FALSE(alias.empty());
+  RawConnection c("127.0.0.1", s.server->port());
+  EXPECT_EQ(s.call(c, alias, "first").status, 200u);
+  std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(s.call(c, alias, "second").status, 403u);
+}
+
+TEST(BindWindow, NoneByDefault) { EXPECT_EQ(reference::ServiceConfig{}.bind_window.count(), 0); }
+
 void PrintTo(const FaultScenario& s, std::ostream* os) { *os << name_of(s.fault); }
 
 class FaultModeTest : public ::testing::TestWithParam<FaultScenario> {};
