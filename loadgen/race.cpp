@@ -93,7 +93,8 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
     c.busy_since = release_start;
     error_code ec;
     const std::size_t size = calls[i].release.size();
-    if (written[j] == -EAGAIN || (written[j] >= 0 && static_cast<std::size_t>(written[j]) < size)) {
+    const bool unfinished = written[j] >= 0 && static_cast<std::size_t>(written[j]) < size;
+    if (written[j] == -EAGAIN || written[j] == -EINTR || unfinished) {
       const std::size_t done = written[j] > 0 ? static_cast<std::size_t>(written[j]) : 0;  // no room: block for the rest
       net::write(c.socket, net::buffer(calls[i].release.data() + done, size - done), ec);
     } else if (written[j] < 0) {

@@ -6,6 +6,7 @@
 #include <boost/uuid/detail/md5.hpp>
 
 #include <cstdlib>
+#include <set>
 #include <thread>
 
 #include "calls/sip_call_driver.hpp"
@@ -271,33 +272,53 @@ TEST(SipCallDriver, TcpCallsConnectAndReconnectAfterADrop) {
   EXPECT_EQ(again.outcome, CallOutcome::connected) << again.evidence;
 }
 
-TEST(SipCallDriver, ManyCallsFiredTogetherAllGetTheirResults) {
-  for (bool tcp : {false, true}) {
-    ScriptedSipPeer peer(tcp, [](const ScriptedSipPeer& peer, const sip::Message& m, int nth) -> std::vector<Reply> {
-      if (m.method != "INVITE") return peer.standard(m);
-      return {{peer.answer(m, 100, "Trying")}, {peer.answer(m, nth == 1 ? 200 : 403, nth == 1 ? "OK" : "Forbidden")}};
-    });
-    SipCallDriver driver(driver_config_for(peer));
-    std::vector<std::unique_ptr<crh::calls::ArmedCall>> calls;
-    for (int i = 0; i < 20; ++i) calls.push_back(driver.arm("7", "+1555100" + std::to_string(i)));
-    std::atomic<int> done{0};
-    for (auto& c : calls) {
-      ASSERT_TRUE(c->ready());
-      c->fire();
-    }
-    for (auto& c : calls) c->when_done([&] { ++done; });
-    int connected = 0, refused = 0;
-    for (auto& c : calls) {
-      auto r = c->result();
-      connected += r.outcome == CallOutcome::connected;
-      refused += r.outcome == CallOutcome::refused;
-    }
-    EXPECT_EQ(connected, 1) << (tcp ? "tcp" : "udp");
-    EXPECT_EQ(refused, 19);
-    // done() runs once result() no longer blocks: a moment after, on the agent's thread.
-    for (int i = 0; i < 200 && done.load() < 20; ++i) std::this_thread::sleep_for(5ms);
-    EXPECT_EQ(done.load(), 20);
+// Twenty calls to one alias, fired one by one or by the driver at once
+// (fire_together: one sendmmsg over UDP, one write over TCP): every call gets
+// its result, the peer's first-answered INVITE wins, each INVITE went once.
+namespace {
+void twenty_calls_race(bool tcp, bool together) {
+  const std::string where = std::string(tcp ? "tcp" : "udp") + (together ? ", fired together" : ", one by one");
+  ScriptedSipPeer peer(tcp, [](const ScriptedSipPeer& peer, const sip::Message& m, int nth) -> std::vector<Reply> {
+    if (m.method != "INVITE") return peer.standard(m);
+    return {{peer.answer(m, 100, "Trying")}, {peer.answer(m, nth == 1 ? 200 : 403, nth == 1 ? "OK" : "Forbidden")}};
+  });
+  SipCallDriver driver(driver_config_for(peer));
+  std::vector<std::unique_ptr<crh::calls::ArmedCall>> calls;
+  std::vector<crh::calls::ArmedCall*> pointers;
+  for (int i = 0; i < 20; ++i) {
+    calls.push_back(driver.arm("7", "+1555100" + std::to_string(i)));
+    ASSERT_TRUE(calls.back()->ready()) << where;
+    pointers.push_back(calls.back().get());
   }
+  std::atomic<int> done{0};
+  if (together) {
+    EXPECT_EQ(driver.fire_together(pointers), tcp ? "one write of every INVITE (TCP)" : "sendmmsg (UDP)");
+    calls.front()->fire();  // fired already: nothing more is sent
+  } else {
+    for (auto& c : calls) c->fire();
+  }
+  for (auto& c : calls) c->when_done([&] { ++done; });
+  int connected = 0, refused = 0;
+  for (auto& c : calls) {
+    auto r = c->result();
+    connected += r.outcome == CallOutcome::connected;
+    refused += r.outcome == CallOutcome::refused;
+  }
+  EXPECT_EQ(connected, 1) << where;
+  EXPECT_EQ(refused, 19) << where;
+  std::set<std::string> call_ids;
+  for (const auto& m : peer.received("INVITE")) call_ids.insert(std::string(*m.find("Call-ID")));
+  EXPECT_EQ(peer.received("INVITE").size(), 20u) << where;
+  EXPECT_EQ(call_ids.size(), 20u) << where;
+  // done() runs once result() no longer blocks: a moment after, on the agent's thread.
+  for (int i = 0; i < 200 && done.load() < 20; ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(done.load(), 20) << where;
+}
+}  // namespace
+
+TEST(SipCallDriver, ManyCallsFiredTogetherAllGetTheirResults) {
+  for (bool tcp : {false, true})
+    for (bool together : {false, true}) twenty_calls_race(tcp, together);
 }
 
 TEST(SipCallDriver, ThreadsArmAndFireAtOnce) {
