@@ -170,7 +170,7 @@ std::string UserAgentClient::fire_all(std::span<const std::shared_ptr<Call>> cal
     }
     bool written = fd_ >= 0;
     if (written && !invites.empty()) {
-      if (tcp) written = send_all(fd_, concatenated(invites));
+      if (tcp) written = send_all(fd_, release_bytes_);  // every INVITE, one after another
       else send_many_to(fd_, invites, target_);  // over UDP a lost datagram is sent again by Timer A
     }
     if (!written && tcp)

@@ -168,10 +168,4 @@ std::size_t send_many_to(int fd, std::span<const std::string_view> datagrams, co
   return sent;
 }
 
-std::string concatenated(std::span<const std::string_view> parts) {
-  std::string out;
-  for (auto p : parts) out += p;
-  return out;
-}
-
 }  // namespace crh::calls::sip

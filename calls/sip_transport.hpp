@@ -37,7 +37,5 @@ bool send_all(int fd, std::string_view bytes);
 bool send_to(int fd, std::string_view bytes, const Address& to);
 // Every datagram to `to` in one sendmmsg; how many went.
 std::size_t send_many_to(int fd, std::span<const std::string_view> datagrams, const Address& to);
-// The bytes one after another, for one write on a stream.
-std::string concatenated(std::span<const std::string_view> parts);
 
 }  // namespace crh::calls::sip

@@ -39,6 +39,13 @@ net::awaitable<void> receive_into(Worker& w, Conn& c, Answer& out, WaitGroup& wg
   wg.done();
 }
 
+// The worker's batch sender, made at its first round for `callers` sockets
+// or calls (a round never has more than the first).
+BatchSend& batch_for(Worker& w, std::size_t callers) {
+  if (!w.batch) w.batch = std::make_unique<BatchSend>(static_cast<unsigned>(std::max<std::size_t>(callers, 1)));
+  return *w.batch;
+}
+
 // Sends every caller's request but its last byte, then releases all last
 // bytes together (BatchSend); returns each caller's answer and send time,
 // and the span of the release.
@@ -79,13 +86,13 @@ net::awaitable<void> release_together(Worker& w, std::vector<Conn*>& callers, co
       bytes.push_back(calls[i].release);
       which.push_back(i);
     }
-  if (!w.batch) w.batch = std::make_unique<BatchSend>(static_cast<unsigned>(std::max<std::size_t>(k, 1)));
+  BatchSend& batch = batch_for(w, k);
   std::vector<long> written(fds.size());
   // Every send stamped with the instant before the release; the skew
   // recorded is the span of the sends (release_span), which every send lies within.
   const auto release_start = Clock::now();
-  release_span = w.batch->send_all(fds, bytes, written);
-  if (w.stats.race.release_path.empty()) w.stats.race.release_path = w.batch->path();
+  release_span = batch.send_all(fds, bytes, written);
+  if (w.stats.race.release_path.empty()) w.stats.race.release_path = batch.path();
   for (std::size_t j = 0; j < which.size(); ++j) {
     const std::size_t i = which[j];
     Conn& c = *callers[i];
@@ -133,11 +140,11 @@ net::awaitable<void> fire_together(Worker& w, std::vector<std::unique_ptr<calls:
                                    Clock::duration& span) {
   std::vector<calls::ArmedCall*> calls;
   for (auto& a : armed) calls.push_back(a.get());
-  if (!w.batch) w.batch = std::make_unique<BatchSend>(static_cast<unsigned>(std::max<std::size_t>(calls.size(), 1)));
+  BatchSend& batch = batch_for(w, calls.size());
   const auto start = Clock::now();
   std::string how;
-  span = w.batch->at_priority([&] { how = w.run.calls.fire_together(calls); });
-  if (w.stats.race.release_path.empty()) w.stats.race.release_path = how + w.batch->priority();
+  span = batch.at_priority([&] { how = w.run.calls.fire_together(calls); });
+  if (w.stats.race.release_path.empty()) w.stats.race.release_path = how + batch.priority();
   std::fill(sent.begin(), sent.end(), start);
   co_await wait_all(w, armed, done);
 }

@@ -48,7 +48,7 @@ void RaceStats::merge(const RaceStats& other) {
   skew.merge(other.skew);
   tag_busy += other.tag_busy;
   if (release_path.empty()) release_path = other.release_path;
-  else if (!other.release_path.empty() && other.release_path != release_path && release_path.find(other.release_path) == std::string::npos)
+  else if (!other.release_path.empty() && release_path.find(other.release_path) == std::string::npos)
     release_path += "; " + other.release_path;  // threads or shards that released differently
 }
 

@@ -215,13 +215,12 @@ Service::Windowed Service::windowed_check(const std::string& channel, const std:
   const std::string key = channel + '\n' + alias;
   auto pending = pending_binds_.find(key);
   if (pending != pending_binds_.end() && now >= pending->second.at) {  // the window has closed: the bind lands first
-    state_.call_apply(channel, alias, pending->second.caller);
-    pending_binds_.erase(pending);
+    land_bind(pending);
     pending = pending_binds_.end();
   }
   Windowed w{state_.call_check(channel, alias, caller), std::nullopt};
   if (w.checked.status == CallStatus::connected && pending == pending_binds_.end()) {
-    pending_binds_[key] = {caller, now + config_.bind_window};
+    pending_binds_[key] = {channel, alias, caller, now + config_.bind_window};
     w.wait = config_.bind_window;
   }
   return w;
@@ -230,8 +229,12 @@ Service::Windowed Service::windowed_check(const std::string& channel, const std:
 void Service::close_window(const std::string& channel, const std::string& alias) {
   std::lock_guard guard(window_lock_);
   auto pending = pending_binds_.find(channel + '\n' + alias);
-  if (pending == pending_binds_.end()) return;  // a later check landed it already
-  state_.call_apply(channel, alias, pending->second.caller);
+  if (pending != pending_binds_.end()) land_bind(pending);  // else a later check landed it already
+}
+
+void Service::land_bind(PendingBinds::iterator pending) {
+  const PendingBind& bind = pending->second;
+  state_.call_apply(bind.channel, bind.alias, bind.caller);
   pending_binds_.erase(pending);
 }
 

@@ -131,11 +131,13 @@ class Service {
   State state_;
   std::atomic<std::uint64_t> requests_{0};  // for throttle_every
   struct PendingBind {
-    std::string caller;
+    std::string channel, alias, caller;
     std::chrono::steady_clock::time_point at;
   };
+  using PendingBinds = std::map<std::string, PendingBind>;  // by channel '\n' alias: --bind-window-us
   std::mutex window_lock_;
-  std::map<std::string, PendingBind> pending_binds_;  // by channel and alias: --bind-window-us
+  PendingBinds pending_binds_;
+  void land_bind(PendingBinds::iterator pending);  // the pending bind applied and forgotten (window_lock_ held)
 };
 
 }  // namespace crh::reference

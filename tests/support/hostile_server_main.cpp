@@ -13,6 +13,9 @@
 //                     disagreeing Content-Length header (unreadable; the service still acts)
 //   unsolicited-after-204  every request answered "204 No Content" and, at once
 //                     (a second write), an unsolicited "200 OK {}" nobody asked for
+//   unsolicited-with-204  the same bytes in one write: they arrive with the 204, so a
+//                     client sees them whatever the scheduling (the contract step's
+//                     evidence can name them every run)
 //   interim-proxy     forwards to 127.0.0.1:--upstream, with an interim 103 or 100
 //                     answer before each real one (legal, RFC 9110 §15.2)
 // Prints "listening on http://127.0.0.1:PORT" once ready.
@@ -259,12 +262,14 @@ void serve(int fd) {
   if (g_mode == "echo-key") serve_echo(fd);
   else if (g_mode == "interim-proxy") serve_interim_proxy(fd);
   else if (g_mode == "double-length-proxy") serve_double_length_proxy(fd);
-  else if (g_mode == "unsolicited-after-204") {
+  else if (g_mode == "unsolicited-after-204" || g_mode == "unsolicited-with-204") {
+    static constexpr std::string_view k204 = "HTTP/1.1 204 No Content\r\n\r\n";
+    static constexpr std::string_view k200 = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+    const std::string together = std::string(k204) + std::string(k200);
+    const bool one_write = g_mode == "unsolicited-with-204";
     std::string buffered;
     for (std::string head; !(head = read_request(fd, buffered)).empty();)
-      if (!write_all(fd, "HTTP/1.1 204 No Content\r\n\r\n") ||
-          !write_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"))
-        break;
+      if (one_write ? !write_all(fd, together) : (!write_all(fd, k204) || !write_all(fd, k200))) break;
   } else if (g_mode == "redirect") {
     std::string buffered;
     for (std::string head; !(head = read_request(fd, buffered)).empty();)
