@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdint.h>
@@ -114,9 +115,19 @@ static void send_request(Conn* c) {
   if (write(c->fd, g_request, g_request_len) != (ssize_t)g_request_len) die("write");
 }
 
+// Non-blocking for epoll (a read finds nothing rather than waits); blocking
+// for io_uring, whose recv then waits in the ring rather than failing EAGAIN.
+static void set_nonblocking(int on) {
+  for (int i = 0; i < g_n; ++i) {
+    const int flags = fcntl(g_conns[i].fd, F_GETFL);
+    if (flags < 0 || fcntl(g_conns[i].fd, F_SETFL, on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK) != 0) die("fcntl");
+  }
+}
+
 static uint64_t run_epoll(double seconds) {
   const int ep = epoll_create1(0);
   if (ep < 0) die("epoll_create1");
+  set_nonblocking(1);
   for (int i = 0; i < g_n; ++i) {
     struct epoll_event e = {.events = EPOLLIN | EPOLLET, .data.ptr = &g_conns[i]};
     if (epoll_ctl(ep, EPOLL_CTL_ADD, g_conns[i].fd, &e) != 0) die("epoll_ctl");
@@ -157,6 +168,7 @@ static uint64_t run_epoll(double seconds) {
     }
   }
   close(ep);
+  set_nonblocking(0);
   return done;
 }
 

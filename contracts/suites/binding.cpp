@@ -97,9 +97,10 @@ void judge_refusals(CheckContext& ctx, const std::vector<calls::CallResult>& res
 // The race: rounds of callers armed on their own connections (each call
 // written but its last byte) and released together by the driver (those
 // bytes in a row over HTTP; every INVITE in one sendmmsg over SIP/UDP, one
-// write over TCP), as the load's race releases SIP calls: a check-then-bind window
-// of a microsecond is caught in most rounds, and in some round of a run
-// practically always (the closing note of issue 13 has the measured rate).
+// write over TCP), as the load's race releases SIP calls. A round catches a
+// check-then-bind window wider than the callers' spread of arrival at the
+// target; README (the race's power) has the rate per window size measured
+// for the load's race.
 constexpr int kRaceRounds = 48;
 constexpr int kRaceCallers = 8;
 
