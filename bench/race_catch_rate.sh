@@ -15,11 +15,15 @@
 # bench/release_skew.sh) plays rounds for DURATION s over HTTP and over SIP,
 # and a round catches the window when more than one caller connects. Prints
 # per window and driver the rounds, the rounds caught and the per-round
-# catch rate with its 95% interval (Clopper-Pearson).
+# catch rate with its 95% interval (Clopper-Pearson). DRIVERS may add
+# `limit`: bench/release_limit (no crh code) racing the same calls (8
+# connections, all but the last byte written, the last bytes by a write loop
+# and by one io_uring_enter, at real-time priority throughout when root) on
+# aliases tagged beforehand: the machine's own catch rate beside crh's.
 #
 # usage: bench/race_catch_rate.sh [path/to/crh]
 # env:   RUNS=100 FAULT=binding-racy-turn SERVER_THREADS=0 (0: one per core)
-#        WINDOWS="5 10 20 50" DURATION=5 DRIVERS="http sip" (window mode)
+#        WINDOWS="5 10 20 50" DURATION=5 DRIVERS="http sip limit" LIMIT_ROUNDS=500 (window mode)
 set -euo pipefail
 crh=${1:-build/crh}
 RUNS=${RUNS:-100}
@@ -32,26 +36,48 @@ require_tools curl "$crh"
 if [ -n "${WINDOWS:-}" ]; then
   export CRH_API_KEY=bench-$RANDOM$RANDOM
   require_tools taskset python3
-  printf '%-8s %-5s %8s %8s %10s %s\n' window over rounds caught "per round" "95% interval"
+  limit_rounds=${LIMIT_ROUNDS:-500}
+  aliases=$((2 * (limit_rounds + 20) + 10))  # the bare program's rounds and warm-up, two methods
+  if [[ " ${DRIVERS:-http sip} " == *" limit "* ]]; then
+    cc=$(command -v cc || command -v gcc) || { echo "race_catch_rate.sh: no C compiler for bench/release_limit" >&2; exit 2; }
+    uring=()
+    [ -f /usr/include/liburing.h ] && uring=(-DHAVE_LIBURING -luring)
+    "$cc" -O2 -std=gnu11 -o "$work/release_limit" "$(dirname "$0")/release_limit/release_limit.c" -lpthread "${uring[@]}"
+    realtime=0
+    [ "$(id -u)" = 0 ] && realtime=1  # the bare program at real-time priority throughout: its best
+  fi
+  printf '%-8s %-11s %8s %8s %10s %s\n' window over rounds caught "per round" "95% interval"
   for w in $WINDOWS; do
     port=$(free_port) sip_port=$(free_port)
     taskset -c 1 "$crh" serve --threads 1 --listen "127.0.0.1:$port" --sip "127.0.0.1:$sip_port" \
-      --bind-window-us "$w" >"$work/serve.log" 2>&1 &
+      --bind-window-us "$w" --aliases "$aliases" >"$work/serve.log" 2>&1 &
     serve=$!
     wait_for_url "http://127.0.0.1:$port/" "crh serve --bind-window-us $w"
     for driver in ${DRIVERS:-http sip}; do
-      flags=(--scenario race --connections 1 --threads 1 --duration "${DURATION:-5}" --quiet --json "$work/race.json")
-      [ "$driver" = sip ] && flags+=(--call-driver sip --sip-target "127.0.0.1:$sip_port")
-      taskset -c 0 "$crh" load --base-url "http://127.0.0.1:$port" "${flags[@]}" >"$work/race.out" 2>&1 || true
-      python3 - "$work/race.json" "$w" "$driver" <<'PY'
-import json, math, sys
-w, driver = sys.argv[2], sys.argv[3]
-try:
-    race = json.load(open(sys.argv[1]))["race"]
-except (OSError, ValueError, KeyError):
-    print(f"{w:<8s} {driver:<5s} the load wrote no race document"); sys.exit()
-n = race["rounds"]
-k = sum(v for c, v in race["winners"].items() if int(c) >= 2)  # rounds with more than one winner
+      : >"$work/counts"  # "label rounds caught" per line
+      if [ "$driver" = limit ]; then
+        # The bare program (no crh code) races real calls: each round on an
+        # alias tagged here beforehand, untagged after.
+        python3 "$(dirname "$0")/tag_aliases.py" tag "$port" "$aliases" >"$work/aliases"
+        taskset -c 0 "$work/release_limit" --http-target "$port" --conns 8 --rounds "$limit_rounds" --warmup 20 \
+          --methods tcp-write,tcp-uring --call-aliases "$work/aliases" --realtime "$realtime" >"$work/limit.out" 2>&1 || true
+        python3 "$(dirname "$0")/tag_aliases.py" untag "$port" <"$work/aliases"
+        awk '/calls raced/ {sub("tcp-", "", $1); print "limit-" $1, $4, $6}' "$work/limit.out" >"$work/counts"
+        [ -s "$work/counts" ] || { echo "$w limit: release_limit failed: $(tail -n 2 "$work/limit.out")"; continue; }
+      else
+        flags=(--scenario race --connections 1 --threads 1 --duration "${DURATION:-5}" --quiet --json "$work/race.json")
+        [ "$driver" = sip ] && flags+=(--call-driver sip --sip-target "127.0.0.1:$sip_port")
+        taskset -c 0 "$crh" load --base-url "http://127.0.0.1:$port" "${flags[@]}" >"$work/race.out" 2>&1 || true
+        python3 - "$work/race.json" "$driver" >"$work/counts" <<'PY' || { echo "$w $driver: the load wrote no race document"; continue; }
+import json, sys
+race = json.load(open(sys.argv[1]))["race"]
+print(sys.argv[2], race["rounds"], sum(v for c, v in race["winners"].items() if int(c) >= 2))  # rounds with more than one winner
+PY
+      fi
+      while read -r label n k; do
+        python3 - "$w" "$label" "$n" "$k" <<'PY'
+import math, sys
+w, label, n, k = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 
 def cdf(k, n, p):  # P(X <= k), X ~ Binomial(n, p), summed in log space
     if k < 0: return 0.0
@@ -72,8 +98,9 @@ def solve(f):  # the root of an increasing f on (0, 1)
 lower = 0.0 if k == 0 else solve(lambda p: (1 - cdf(k - 1, n, p)) - 0.025)
 upper = 1.0 if k == n else solve(lambda p: 0.025 - cdf(k, n, p))
 rate = k / n if n else float("nan")
-print(f"{w:<8s} {driver:<5s} {n:8d} {k:8d} {rate:10.4f} [{lower:.4f}, {upper:.4f}]")
+print(f"{w:<8s} {label:<11s} {n:8d} {k:8d} {rate:10.4f} [{lower:.4f}, {upper:.4f}]")
 PY
+      done <"$work/counts"
     done
     kill "$serve"; wait "$serve" 2>/dev/null || true
   done

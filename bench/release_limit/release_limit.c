@@ -30,11 +30,21 @@
 // arrival skew is read from a capture (bench/arrival_skew.py), and only the
 // methods of the targeted protocols run.
 //
+// With --call-aliases FILE as well (HTTP target only), each round races
+// real calls instead: every connection arms "POST --call-path" (its
+// "{alias}" the round's line of FILE, an alias tagged beforehand; a caller
+// of its own; the key from $CRH_API_KEY) but the last byte, and a round
+// catches the target's check-then-bind window when more than one answer is
+// a 2xx. Per method it prints the rounds and the rounds caught: the bare
+// program's catch rate, beside crh's (bench/race_catch_rate.sh).
+//
 // usage: release_limit [--conns N] [--rounds R] [--gap-us G] [--sender-cpu C]
 //                      [--sink-cpu C] [--methods m1,m2,...] [--warmup W]
 //                      [--datagram-bytes D] [--http-target PORT] [--udp-target PORT]
-//                      [--realtime 1]   (the sender at SCHED_FIFO's lowest
-//                      priority throughout, as crh's release is: needs root)
+//                      [--call-aliases FILE] [--call-path P]
+//                      [--realtime 1|2]   (the sender at SCHED_FIFO's lowest
+//                      priority: 1 throughout, 2 for each release only, as
+//                      crh's release is; needs root)
 // Loopback only. Exit 0, or 2 on a set-up failure (said on stderr).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -61,6 +71,8 @@ static const char* const kNames[METHODS] = {"tcp-write", "tcp-uring", "udp-sendt
 
 static int conns = 8, rounds = 3000, warmup = 100, gap_us = 500, sender_cpu = 0, sink_cpu = 1;
 static int http_target = 0, udp_target = 0;  // ports of a real target (0: the sink)
+static const char* call_aliases = NULL;       // --call-aliases: race calls, one alias per round
+static char call_last_byte[kMaxConns];        // each connection's armed call's last byte
 static int realtime = 0;
 static const char* datagram_file = NULL;  // the datagram's bytes (a SIP INVITE), instead of --datagram-bytes of 'x' 
 static const char kArmed[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r";  // and "\n" releases it
@@ -70,6 +82,9 @@ static int n_methods = 0;
 static _Atomic int round_done = -1;       // the last round the sink has every byte of
 static int64_t* arrival;                  // per round: the spread of the receive stamps (ns)
 static int64_t* span;                     // per round: the send span (ns)
+static char* caught;                      // per round (--call-aliases): more than one caller connected
+static char** call_alias;                 // per round (--call-aliases): the alias raced
+static const char* call_path = "/channels/1/alias-numbers/{alias}/calls";
 
 static void die(const char* what) {
   fprintf(stderr, "release_limit: %s: %s\n", what, strerror(errno));
@@ -133,7 +148,9 @@ static void* sink(void* unused) {
 #ifdef HAVE_LIBURING
 static struct io_uring ring;
 static void uring_release(const int* fds, const char* bytes, size_t size) {
-  for (int i = 0; i < conns; ++i) io_uring_prep_send(io_uring_get_sqe(&ring), fds[i], bytes, size, 0);
+  for (int i = 0; i < conns; ++i)
+    io_uring_prep_send(io_uring_get_sqe(&ring), fds[i], call_aliases && fds == tcp_client ? &call_last_byte[i] : bytes,
+                       size, 0);
   if (io_uring_submit(&ring) != conns) die("io_uring_submit");
 }
 static void uring_reap(void) {
@@ -158,7 +175,7 @@ static void release(enum Method m) {
   switch (m) {
     case TCP_WRITE:
       for (int i = 0; i < conns; ++i)
-        if (write(tcp_client[i], &byte, 1) != 1) die("write");
+        if (write(tcp_client[i], call_aliases ? &call_last_byte[i] : &byte, 1) != 1) die("write");
       break;
     case UDP_SENDTO:
       for (int i = 0; i < conns; ++i)
@@ -196,8 +213,8 @@ static void connect_targets(void) {
   }
 }
 
-// Reads one HTTP answer (head and Content-Length body) from fd.
-static void read_answer(int fd) {
+// Reads one HTTP answer (head and Content-Length body) from fd; its status.
+static int read_answer(int fd) {
   char buf[16384];
   size_t have = 0;
   long need = -1;
@@ -211,7 +228,7 @@ static void read_answer(int fd) {
       const char* cl = strcasestr(buf, "\r\ncontent-length:");
       need = (long)(end + 4 - buf) + (cl && cl < end ? atol(cl + 17) : 0);
     }
-    if (need >= 0 && (long)have >= need) return;
+    if (need >= 0 && (long)have >= need) return have > 12 && !strncmp(buf, "HTTP/1.", 7) ? atoi(buf + 9) : 0;
     if (have >= sizeof buf - 1) die("an answer over 16 KiB");
   }
 }
@@ -246,6 +263,40 @@ static void connect_all(uint16_t* tcp_port, uint16_t* udp_port) {
   }
 }
 
+// Round r's call on connection i, all but its last byte written.
+static void arm_call(int r, int i) {
+  char path[512], request[1024];
+  const char* at = strstr(call_path, "{alias}");
+  if (at) snprintf(path, sizeof path, "%.*s%s%s", (int)(at - call_path), call_path, call_alias[r], at + 7);
+  else snprintf(path, sizeof path, "%s", call_path);
+  const char* key = getenv("CRH_API_KEY");
+  char body[32];
+  const int body_len = snprintf(body, sizeof body, "caller=%09d", 100000000 + r * conns + i);
+  const int n = snprintf(request, sizeof request,
+                         "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%s%sContent-Type: application/x-www-form-urlencoded\r\n"
+                         "Content-Length: %d\r\n\r\n%s",
+                         path, key ? "Apikey: " : "", key ? key : "", key ? "\r\n" : "", body_len, body);
+  if (n <= 0 || n >= (int)sizeof request) fprintf(stderr, "release_limit: a call request over 1 KiB\n"), exit(2);
+  if (write(tcp_client[i], request, (size_t)n - 1) != n - 1) die("arming a call");
+  call_last_byte[i] = request[n - 1];
+}
+
+static void read_call_aliases(const char* file) {
+  FILE* f = fopen(file, "r");
+  if (!f) die(file);
+  call_alias = calloc((size_t)rounds, sizeof *call_alias);
+  char line[256];
+  for (int r = 0; r < rounds; ++r) {
+    if (!fgets(line, sizeof line, f)) {
+      fprintf(stderr, "release_limit: %s has fewer aliases than the %d rounds (warm-up included)\n", file, rounds);
+      exit(2);
+    }
+    line[strcspn(line, "\r\n")] = 0;
+    call_alias[r] = strdup(line);
+  }
+  fclose(f);
+}
+
 static int compare(const void* a, const void* b) {
   const int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
   return (x > y) - (x < y);
@@ -276,10 +327,12 @@ static void parse(int argc, char** argv) {
     else if (!strcmp(flag, "--udp-target")) udp_target = atoi(value);
     else if (!strcmp(flag, "--realtime")) realtime = atoi(value);
     else if (!strcmp(flag, "--datagram-file")) datagram_file = value;
+    else if (!strcmp(flag, "--call-aliases")) call_aliases = value;
+    else if (!strcmp(flag, "--call-path")) call_path = value;
     else goto usage;
   }
   if (conns < 2 || conns > kMaxConns || rounds < 1 || warmup < 0 || gap_us < 0 || datagram_bytes < 1 ||
-      datagram_bytes > (int)sizeof datagram)
+      datagram_bytes > (int)sizeof datagram || (call_aliases && (!http_target || udp_target)))
     goto usage;
   memset(datagram, 'x', sizeof datagram);
   if (datagram_file) {
@@ -306,7 +359,8 @@ static void parse(int argc, char** argv) {
 usage:
   fprintf(stderr, "usage: release_limit [--conns 2-64] [--rounds R] [--warmup W] [--gap-us G] [--sender-cpu C] "
                   "[--sink-cpu C] [--methods tcp-write,tcp-uring,udp-sendto,udp-sendmmsg,udp-uring] [--datagram-bytes D] "
-                  "[--http-target PORT] [--udp-target PORT] [--realtime 0|1] [--datagram-file F]\n");
+                  "[--http-target PORT] [--udp-target PORT] [--realtime 0|1|2] [--datagram-file F]\n"
+                  "       [--call-aliases FILE [--call-path P]]   (with --http-target only)\n");
   exit(2);
 }
 
@@ -314,7 +368,9 @@ int main(int argc, char** argv) {
   parse(argc, argv);
   arrival = calloc((size_t)rounds, sizeof *arrival);
   span = calloc((size_t)rounds, sizeof *span);
-  if (!arrival || !span) die("calloc");
+  caught = calloc((size_t)rounds, 1);
+  if (!arrival || !span || !caught) die("calloc");
+  if (call_aliases) read_call_aliases(call_aliases);
   const int targeted = http_target || udp_target;
   uint16_t tcp_port, udp_port;
   if (targeted) connect_targets();
@@ -325,30 +381,38 @@ int main(int argc, char** argv) {
   pthread_t sink_thread;
   if (!targeted && pthread_create(&sink_thread, NULL, sink, NULL) != 0) die("pthread_create");
   pin(sender_cpu);
-  if (realtime) {
-    const struct sched_param p = {.sched_priority = sched_get_priority_min(SCHED_FIFO)};
-    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) != 0) {
+  const struct sched_param fifo = {.sched_priority = sched_get_priority_min(SCHED_FIFO)}, other = {0};
+  if (realtime) {  // 2: taken here only to learn that it is allowed
+    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) != 0) {
       errno = EPERM;
-      die("--realtime 1: SCHED_FIFO refused (root or CAP_SYS_NICE)");
+      die("--realtime: SCHED_FIFO refused (root or CAP_SYS_NICE)");
     }
+    if (realtime == 2) pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
   }
   const struct timespec gap = {.tv_sec = gap_us / 1000000, .tv_nsec = (long)(gap_us % 1000000) * 1000};
   for (int r = 0; r < rounds; ++r) {
     const enum Method m = order[r % n_methods];
     const int tcp = m == TCP_WRITE || m == TCP_URING;
-    if (targeted && tcp)  // armed, as crh arms its callers: all but the last byte, a gap before the release
-      for (int i = 0; i < conns; ++i)
-        if (write(tcp_client[i], kArmed, sizeof kArmed - 1) != (ssize_t)sizeof kArmed - 1) die("arming");
+    if (targeted && tcp) {  // armed, as crh arms its callers: all but the last byte, a gap before the release
+      for (int i = 0; i < conns; ++i) {
+        if (call_aliases) arm_call(r, i);
+        else if (write(tcp_client[i], kArmed, sizeof kArmed - 1) != (ssize_t)sizeof kArmed - 1) die("arming");
+      }
+    }
     if (targeted) nanosleep(&gap, NULL);
+    if (realtime == 2) pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);  // for the release only, as crh
     const int64_t start = now_ns(CLOCK_MONOTONIC);
     release(m);
     span[r] = now_ns(CLOCK_MONOTONIC) - start;
+    if (realtime == 2) pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
 #ifdef HAVE_LIBURING
     if (m == TCP_URING || m == UDP_URING) uring_reap();
 #endif
     if (targeted) {
       arrival[r] = -1;  // not measured here: capture it
-      for (int i = 0; i < conns && tcp; ++i) read_answer(tcp_client[i]);
+      int connected = 0;
+      for (int i = 0; i < conns && tcp; ++i) connected += read_answer(tcp_client[i]) / 100 == 2;
+      caught[r] = connected > 1;
       continue;
     }
     while (atomic_load_explicit(&round_done, memory_order_acquire) < r) sched_yield();
@@ -360,19 +424,24 @@ int main(int argc, char** argv) {
          rounds / n_methods - warmup, warmup, gap_us, sender_cpu);
   if (targeted) printf("against the target (its arrival skew: from a capture)");
   else printf("sink CPU %d", sink_cpu);
-  printf("%s\n", realtime ? "; the sender at real-time priority" : "");
+  printf("%s\n", realtime == 1 ? "; the sender at real-time priority"
+                 : realtime == 2 ? "; the sender at real-time priority for each release only"
+                                 : "");
   printf("%-13s %-13s %6s  %8s  %8s  %8s  %8s\n", "method", "figure (us)", "rounds", "p50", "p90", "p99", "max");
   const int kept = rounds / n_methods - warmup;
   int64_t* a = calloc((size_t)kept, sizeof *a);
   int64_t* s = calloc((size_t)kept, sizeof *s);
   for (int k = 0; k < n_methods; ++k) {
-    int n = 0;
+    int n = 0, caught_rounds = 0;
     for (int r = warmup * n_methods; r < rounds; ++r)
       if (r % n_methods == k) {
         a[n] = arrival[r];
-        s[n++] = span[r];
+        s[n] = span[r];
+        caught_rounds += caught[r];
+        ++n;
       }
     print_row(kNames[order[k]], "send span", s, n);
+    if (call_aliases) printf("%-13s %-13s %6d  caught %d\n", kNames[order[k]], "calls raced", n, caught_rounds);
     if (!targeted) print_row(kNames[order[k]], "arrival skew", a, n);
   }
   return 0;
