@@ -17,6 +17,17 @@ require_tools() {
   done
 }
 
+# build_bare NAME: compiles bench/NAME/NAME.c (a bare C program, no crh
+# code) into $work/NAME, with its io_uring methods when liburing is
+# installed; bare_uring is then 1, else 0 (the caller says what it leaves out).
+build_bare() {
+  local cc uring=()
+  cc=$(command -v cc || command -v gcc) || { echo "bench: no C compiler for bench/$1" >&2; exit 2; }
+  bare_uring=0
+  if [ -f /usr/include/liburing.h ]; then uring=(-DHAVE_LIBURING -luring); bare_uring=1; fi
+  "$cc" -O2 -std=gnu11 -o "$work/$1" "$(dirname "${BASH_SOURCE[0]}")/$1/$1.c" -lpthread "${uring[@]}"
+}
+
 free_port() {
   local p
   for _ in $(seq 200); do

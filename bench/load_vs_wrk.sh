@@ -25,12 +25,9 @@ ENFORCE=${ENFORCE:-0}
 work=$(mktemp -d)
 source "$(dirname "$0")/lib.sh"
 require_tools wrk curl taskset "$(command -v nginx || echo /usr/sbin/nginx)" "$crh"
-cc=$(command -v cc || command -v gcc) || { echo "bench: no C compiler for bench/get_floor" >&2; exit 2; }
-uring=()
-if [ -f /usr/include/liburing.h ]; then uring=(-DHAVE_LIBURING -luring); fi
-"$cc" -O2 -std=gnu11 -o "$work/get_floor" "$(dirname "$0")/get_floor/get_floor.c" "${uring[@]}"
+build_bare get_floor
 floor_methods=(epoll)
-[ ${#uring[@]} -gt 0 ] && floor_methods+=(uring) || echo "bench: no liburing (apt-get install liburing-dev): floor-uring left out"
+[ $bare_uring = 1 ] && floor_methods+=(uring) || echo "bench: no liburing (apt-get install liburing-dev): floor-uring left out"
 have_h2load=1
 command -v h2load >/dev/null 2>&1 || { have_h2load=0; echo "bench: h2load is missing (apt-get install nghttp2-client): left out"; }
 PIN_TARGET="taskset -c $TARGET_CPU"

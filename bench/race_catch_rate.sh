@@ -39,10 +39,7 @@ if [ -n "${WINDOWS:-}" ]; then
   limit_rounds=${LIMIT_ROUNDS:-500}
   aliases=$((2 * (limit_rounds + 20) + 10))  # the bare program's rounds and warm-up, two methods
   if [[ " ${DRIVERS:-http sip} " == *" limit "* ]]; then
-    cc=$(command -v cc || command -v gcc) || { echo "race_catch_rate.sh: no C compiler for bench/release_limit" >&2; exit 2; }
-    uring=()
-    [ -f /usr/include/liburing.h ] && uring=(-DHAVE_LIBURING -luring)
-    "$cc" -O2 -std=gnu11 -o "$work/release_limit" "$(dirname "$0")/release_limit/release_limit.c" -lpthread "${uring[@]}"
+    build_bare release_limit
     realtime=0
     [ "$(id -u)" = 0 ] && realtime=1  # the bare program at real-time priority throughout: its best
   fi

@@ -40,15 +40,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 source "$here/lib.sh"
 require_tools curl taskset "$crh"
-cc=$(command -v cc || command -v gcc) || { echo "release_skew.sh: no C compiler" >&2; exit 2; }
-
-uring=()
-if [ -f /usr/include/liburing.h ]; then
-  uring=(-DHAVE_LIBURING -luring)
-else
-  echo "release_skew.sh: no liburing (apt-get install liburing-dev): the io_uring methods are left out"
-fi
-"$cc" -O2 -std=gnu11 -o "$work/release_limit" "$here/release_limit/release_limit.c" -lpthread "${uring[@]}"
+build_bare release_limit
+[ $bare_uring = 1 ] || echo "release_skew.sh: no liburing (apt-get install liburing-dev): the io_uring methods are left out"
 
 export CRH_API_KEY=bench-skew-$RANDOM$RANDOM
 port=$(free_port) sip_port=$(free_port)
@@ -132,7 +125,7 @@ for t in $(seq "$TRIES"); do
 
   if [ "$capture" = 1 ]; then  # the limit against the same target
     methods=(tcp-write udp-sendto udp-sendmmsg)
-    [ ${#uring[@]} -gt 0 ] && methods+=(tcp-uring udp-uring)
+    [ $bare_uring = 1 ] && methods+=(tcp-uring udp-uring)
     for m in "${methods[@]}"; do
       if [ "${m%%-*}" = tcp ]; then
         to=(--http-target "$port") filter="tcp dst port $port and (${one_byte_tcp#tcp and })" kind=release

@@ -72,7 +72,7 @@ static const char* const kNames[METHODS] = {"tcp-write", "tcp-uring", "udp-sendt
 static int conns = 8, rounds = 3000, warmup = 100, gap_us = 500, sender_cpu = 0, sink_cpu = 1;
 static int http_target = 0, udp_target = 0;  // ports of a real target (0: the sink)
 static const char* call_aliases = NULL;       // --call-aliases: race calls, one alias per round
-static char call_last_byte[kMaxConns];        // each connection's armed call's last byte
+static char tcp_last[kMaxConns];              // each TCP connection's release: its armed request's last byte
 static int realtime = 0;
 static const char* datagram_file = NULL;  // the datagram's bytes (a SIP INVITE), instead of --datagram-bytes of 'x' 
 static const char kArmed[] = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r";  // and "\n" releases it
@@ -147,10 +147,9 @@ static void* sink(void* unused) {
 
 #ifdef HAVE_LIBURING
 static struct io_uring ring;
-static void uring_release(const int* fds, const char* bytes, size_t size) {
-  for (int i = 0; i < conns; ++i)
-    io_uring_prep_send(io_uring_get_sqe(&ring), fds[i], call_aliases && fds == tcp_client ? &call_last_byte[i] : bytes,
-                       size, 0);
+// Connection i sends `size` bytes from bytes + i * stride.
+static void uring_release(const int* fds, const char* bytes, size_t stride, size_t size) {
+  for (int i = 0; i < conns; ++i) io_uring_prep_send(io_uring_get_sqe(&ring), fds[i], bytes + i * stride, size, 0);
   if (io_uring_submit(&ring) != conns) die("io_uring_submit");
 }
 static void uring_reap(void) {
@@ -170,12 +169,11 @@ static char datagram[65507];
 static int datagram_bytes = 1;
 
 static void release(enum Method m) {
-  const char byte = http_target ? '\n' : 'x';  // against a target: the armed request's last byte
   const size_t d = (size_t)datagram_bytes;
   switch (m) {
     case TCP_WRITE:
       for (int i = 0; i < conns; ++i)
-        if (write(tcp_client[i], call_aliases ? &call_last_byte[i] : &byte, 1) != 1) die("write");
+        if (write(tcp_client[i], &tcp_last[i], 1) != 1) die("write");
       break;
     case UDP_SENDTO:
       for (int i = 0; i < conns; ++i)
@@ -190,8 +188,8 @@ static void release(enum Method m) {
       break;
     }
 #ifdef HAVE_LIBURING
-    case TCP_URING: uring_release(tcp_client, &byte, 1); break;
-    case UDP_URING: uring_release(udp_client, datagram, d); break;
+    case TCP_URING: uring_release(tcp_client, tcp_last, 1, 1); break;
+    case UDP_URING: uring_release(udp_client, datagram, 0, d); break;
 #endif
     default: break;
   }
@@ -278,7 +276,7 @@ static void arm_call(int r, int i) {
                          path, key ? "Apikey: " : "", key ? key : "", key ? "\r\n" : "", body_len, body);
   if (n <= 0 || n >= (int)sizeof request) fprintf(stderr, "release_limit: a call request over 1 KiB\n"), exit(2);
   if (write(tcp_client[i], request, (size_t)n - 1) != n - 1) die("arming a call");
-  call_last_byte[i] = request[n - 1];
+  tcp_last[i] = request[n - 1];
 }
 
 static void read_call_aliases(const char* file) {
@@ -371,6 +369,7 @@ int main(int argc, char** argv) {
   caught = calloc((size_t)rounds, 1);
   if (!arrival || !span || !caught) die("calloc");
   if (call_aliases) read_call_aliases(call_aliases);
+  memset(tcp_last, http_target ? '\n' : 'x', sizeof tcp_last);  // kArmed's last byte, or any byte for the sink
   const int targeted = http_target || udp_target;
   uint16_t tcp_port, udp_port;
   if (targeted) connect_targets();
