@@ -55,7 +55,7 @@ std::optional<std::string> nothing_to_dial(const core::Target& target, const boo
 std::optional<std::string> cannot_place_calls(const core::Target& target, const boost::json::value& alias_list) {
   if (target.calls.sip) return nothing_to_dial(target, alias_list);
   if (!target.dialect.call_hook.enabled)
-    return "calls need the call hook (DESIGN.md §4), and the profile says the target has none (call_hook: null)";
+    return "calls need the call hook (POST /channels/{channel}/alias-numbers/{alias}/calls), and the profile says the target has none (call_hook: null)";
   return std::nullopt;
 }
 
@@ -63,7 +63,7 @@ std::string first_call_hint(const core::Target& target) {
   if (target.calls.sip)
     return "The race over SIP needs --sip-target to take calls to the alias's number (profile sip.number_field, "
            "sip.uri)";
-  return "The race needs the hook of DESIGN.md §4 (README: the call hook); a target whose hook differs says so with "
+  return "The race needs the call hook, POST /channels/{channel}/alias-numbers/{alias}/calls with caller (README: the call hook); a target whose hook differs says so with "
          "call_hook.method, .path and .parameter in a profile (--profile)";
 }
 

@@ -88,6 +88,7 @@ results::Verdict verdict_of(const RunReport& report, bool strict) {
   if (report.interrupted)
     return {results::Status::incomplete,
             "interrupted (Ctrl-C or SIGTERM): the checks not yet started were skipped (" + tally + ")"};
+  if (report.preflight_stop) return results::preflight_verdict(*report.preflight_stop);
   if (report.unreachable) return {results::Status::unreachable, report.unreachable_reason};
   if (report.stalled)
     return {results::Status::failed,
@@ -127,8 +128,9 @@ json::object counts_of(const std::vector<const CheckResult*>& results) {
 }
 
 // A rule's outcome: the worst of its checks' outcomes on it (fail,
-// indeterminate, warn; oracle::outcome_for_rule), else pass when one passed,
-// else skip; "uncovered" when no selected check covers it.
+// indeterminate, warn; oracle::outcome_for_rule), else pass when one passed
+// it, else skip (no check got as far as judging it); "uncovered" when no
+// selected check covers it.
 std::string_view rule_outcome(const std::vector<std::string_view>& on_rule) {
   if (on_rule.empty()) return "uncovered";
   for (auto o : {Outcome::fail, Outcome::indeterminate, Outcome::warn, Outcome::pass})
@@ -176,7 +178,9 @@ json::array rules_json(const RunReport& report) {
     std::vector<std::string_view> on_rule;
     json::array ids;
     for (const auto& r : report.results)
-      if (std::find(r.rules.begin(), r.rules.end(), rule.id) != r.rules.end()) {
+      // A check covers its own rules, and any rule a finding of it names (the verdict blames those).
+      if (std::find(r.rules.begin(), r.rules.end(), rule.id) != r.rules.end() ||
+          std::any_of(r.findings.begin(), r.findings.end(), [&](const oracle::Finding& f) { return f.rule == rule.id; })) {
         const auto outcome = oracle::outcome_for_rule(to_string(r.outcome), r.findings, rule.id);
         on_rule.push_back(outcome);
         json::object entry{{k::rule_check::id, r.id},
@@ -244,6 +248,10 @@ json::value result_document(const RunReport& report, const RunOptions& options, 
   doc[k::contract::suites] = suites_json(report);
   doc[k::contract::rules] = rules_json(report);
   doc[k::contract::checks] = std::move(checks);
+  if (report.preflight_stop) {
+    doc[k::envelope::preflight] = results::preflight_json(*report.preflight_stop);
+    doc[k::contract::rules] = json::array{};  // nothing was tested: no rule is shown as covered
+  }
   return doc;
 }
 

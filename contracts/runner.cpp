@@ -174,28 +174,16 @@ class Executor {
     }
   }
 
+  // The preflight every command shares (core/preflight.hpp): a run that
+  // cannot test the target stops before any check, with the user's mistake.
   bool preflight() {
-    core::ClientConfig quick = around_checks();
-    quick.timeout = std::min(quick.timeout, std::chrono::milliseconds(3000));
-    core::HttpClient client(shared_.target.base, quick);
-    auto request = core::api::request(shared_.target, core::api::Operation::list_agents);
-    request.headers.push_back({"Apikey", shared_.target.api_key});
-    auto e = client.send(std::move(request));
-    using core::TransportError;
-    if (e.error == TransportError::resolve_failed || e.error == TransportError::connect_failed ||
-        e.error == TransportError::timeout) {
-      report_.unreachable = true;
-      report_.unreachable_reason = "cannot reach " + shared_.target.base.to_string() + ": " +
-                                   std::string(core::to_string(e.error)) + " (" + e.error_detail + ")";
-      for (auto& r : report_.results) r.outcome = Outcome::skip;
-      return false;
-    }
-    if (e.answered()) shared_.answered_any = true;
-    if (e.answered() && (e.response->status == 401 || e.response->status == 403))
-      report_.notes.push_back("the target refused the configured key (GET " + api::agents_path() + " answered HTTP " +
-                              std::to_string(e.response->status) +
-                              "): is CRH_API_KEY (or --api-key-file) the key of this target?");
-    return true;
+    bool answered = false;
+    auto stop = core::preflight(shared_.target, shared_.statuses, shared_.client.timeout, &answered);
+    if (answered) shared_.answered_any = true;
+    if (!stop) return true;
+    report_.preflight_stop = std::move(stop);
+    report_.results.clear();
+    return false;
   }
 
   void run_quick(const Check& c, core::HttpClient& client, std::size_t slot) {
@@ -337,7 +325,7 @@ class Executor {
       report_.notes.push_back("not restored: database key " + key + " could not be given back its value" +
                               (old ? "" : " (it had none before the run; the spec has no database DELETE, so the "
                                           "empty string was to be written: the key stays, under the \"" +
-                                              std::string(api::kProbePrefix) + "\" prefix DESIGN.md §5 allows)"));
+                                              std::string(api::kProbePrefix) + "\" prefix a run may leave)"));
   }
 
   // The tags the run may have left: the alias list read after the restore is

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "contracts/check.hpp"
+#include "core/preflight.hpp"
 #include "core/profile.hpp"
 #include "core/http_client.hpp"
 #include "core/target.hpp"
@@ -53,6 +54,9 @@ struct RunReport {
   bool stalled = false;
   std::chrono::milliseconds timeout{0};  // each exchange's deadline (ClientConfig::timeout), for the stall's message
   std::string unreachable_reason;
+  // The preflight found the run cannot test the target (a user's mistake, or
+  // nothing answered): no check ran.
+  std::optional<core::PreflightStop> preflight_stop;
   std::vector<std::string> notes;                            // what a reader must know: key refused, restore problems
   core::ParamEncoding encoding = core::ParamEncoding::form;  // what the checks sent (detected or given)
   std::chrono::system_clock::time_point started;
@@ -61,7 +65,8 @@ struct RunReport {
 };
 
 // The verdict of a run, first match wins: exit 1 "incomplete" when it was
-// interrupted; exit 3 "unreachable" when nothing could be asked; exit 1
+// interrupted; exit 3 "untested" (or "unreachable" when nothing answered)
+// when the preflight stopped it; exit 3 "unreachable" when nothing could be asked; exit 1
 // "failed" when the target stopped answering (3 checks in a row timed out) or
 // a check failed; exit 3 "untested" when the run proved nothing (no check
 // ran, or more than half of the checks that ran got no usable answer); else

@@ -115,7 +115,7 @@ struct Predictor {
     if (empty_id(e, op.id, "key")) return e.done();
     if (set) {
       if (!op.value) {
-        e.should_refuse(st.bad_input, "E6", "the POST sends no value (DESIGN.md §3: bad input)");
+        e.should_refuse(st.bad_input, "E6", "the POST sends no value (no value: bad input, as profile statuses.bad_input says)");
       } else {
         // POST sets the value for the key (spec 4), but the spec shows no type
         // or size of values (spec 2, 8): a service may refuse an empty value,
@@ -213,11 +213,11 @@ struct Predictor {
       // one minute (the least lifetime) and the most the target took, that it
       // takes these rests on DESIGN.md §3's default range alone.
       e.refusal_tolerated("R3", "minutes=" + *op.minutes +
-                                    " lies in DESIGN.md §3's default range 1..1440, which the profile does not "
+                                    " lies in the default range 1..1440, which the profile does not "
                                     "confirm (spec 8 shows no bounds): set the profile's \"minutes\": {\"min\", "
                                     "\"max\"} to the range the target takes");
     }
-    if (op.tag && op.tag->empty()) e.should_refuse(st.bad_input, "R3", "the tag is empty (DESIGN.md §3)");
+    if (op.tag && op.tag->empty()) e.should_refuse(st.bad_input, "R3", "the tag is empty (an empty tag is bad input: profile statuses.bad_input)");
     if (ch.exists == Known::no) return e.done();
     const auto picks = possible_picks(ch, op.at_ms, m.clock);
     if (!picks.certain_free) {
@@ -268,7 +268,7 @@ struct Predictor {
     const std::string alias = "alias " + op.id;
     if (!call) {
       if (live == Live::no)
-        e.should_refuse(st.not_found, "R4", alias + " has no tag (DESIGN.md §3: deleting no tag is not found)");
+        e.should_refuse(st.not_found, "R4", alias + " has no tag (deleting no tag is not found: profile statuses.not_found)");
       if (live == Live::maybe) {
         e.may_refuse(st.not_found, "R4", alias + "'s tag may have ended");
         out.open.push_back("whether " + alias + " still has a tag");
@@ -302,7 +302,7 @@ struct Predictor {
         else
           e.refusal_tolerated(end_of(a) == TagEnd::deleted ? "T1" : "B1",
                               alias + (end_of(a) == TagEnd::deleted ? "'s tag was deleted" : " carries no tag") +
-                                  ": any caller may call (DESIGN.md §3)");
+                                  ": any caller may call");
         return;
       case Live::maybe:
         if (lock == LockAnswer::lets_through && a.tag_state == TagState::tagged) {
@@ -311,7 +311,7 @@ struct Predictor {
         }
         if (lock == LockAnswer::lets_through) {
           e.refusal_tolerated("B1",
-                              alias + "'s tag is not known: any caller may call an untagged alias (DESIGN.md §3)");
+                              alias + "'s tag is not known: any caller may call an untagged alias");
           return;
         }
         e.may_refuse(st.call_refused, "B3", alias + "'s tag may still live");

@@ -28,7 +28,7 @@ constexpr std::array kRules{
     Rule{"B1", "1", "any caller may call a newly tagged alias"},
     Rule{"B2", "1", "the first caller to call a tagged alias is bound to it"},
     Rule{"B3", "1", "until the tag expires only the bound caller may call the alias"},
-    Rule{"X0", "1, 7 (DESIGN.md §5)", "every well-formed request gets an answer: a connection dropped without one is a crash"},
+    Rule{"X0", "1, 7", "every well-formed request gets an answer: a connection dropped without one is a crash"},
     Rule{"X1", "7.2", "an error response has a status other than 200"},
     Rule{"X2", "7.3", "an error body is a JSON object with a string field msg"},
     Rule{"V1", "9", "agent endpoints carry /api/v1; database and alias endpoints carry no version prefix"},

@@ -180,7 +180,8 @@ std::string_view outcome_for_rule(std::string_view check_outcome, const std::vec
   if (check_outcome == "fail" && !names(Severity::must, false)) return "fail";
   if (names(Severity::must, true)) return check_outcome;  // a MUST finding warns only where the check warns
   if (names(Severity::should, true)) return "warn";
-  return "pass";
+  // A failed check stopped where it failed: its other rules were not reached.
+  return check_outcome == "fail" ? "skip" : "pass";
 }
 
 }  // namespace crh::oracle

@@ -38,9 +38,11 @@ struct Finding {
 
 // How a check's outcome bears on one rule it covers (DESIGN.md §5): a fail or
 // a warn blames only the rules its findings name ("fail" for a MUST finding
-// on the rule, "warn" for a SHOULD one); the check's other rules were covered
-// and not contradicted ("pass"). A fail with no MUST finding names no rule to
-// blame, so it blames them all. Other outcomes bear on every rule alike.
+// on the rule, "warn" for a SHOULD one). A warned check ran to its end, so
+// its other rules held ("pass"); a failed one may have stopped before it
+// reached them, so they are not shown as held ("skip"). A fail with no MUST
+// finding names no rule to blame, so it blames them all. Other outcomes bear
+// on every rule alike.
 std::string_view outcome_for_rule(std::string_view check_outcome, const std::vector<Finding>& findings,
                                   std::string_view rule);
 

@@ -189,6 +189,8 @@ std::string contract_section(const DocView& contract) {
   const auto v = contract[k::envelope::verdict];
   std::string out = "<h2 id=\"contract\">Contract</h2>\n<p>" + badge(v[k::verdict::status].str()) + " " +
                     esc(v[k::verdict::reason].str()) + "</p>\n";
+  if (contract.find(k::envelope::preflight).is_object())
+    return out + "<p>Nothing else was run: the target cannot be tested as configured.</p>\n";
   for (const auto& n : contract[k::contract::notes].items()) out += "<p class=\"bad\">note: " + esc(n.str()) + "</p>\n";
   out += capture_html(contract.find(k::live_capture::section));
   out +=

@@ -459,6 +459,10 @@ std::string thresholds_table(const DocView& load, const std::string& scenario) {
 
 std::string load_section(const DocView& load) {
   const std::string scenario = load[k::envelope::config][k::load_config::scenario].str();
+  if (load.find(k::envelope::preflight).is_object())
+    return "<h2 id=\"load-" + esc(scenario) + "\">Load: " + esc(scenario) + "</h2>\n<p>" +
+           badge(load[k::envelope::verdict][k::verdict::status].str()) + " " +
+           esc(load[k::envelope::verdict][k::verdict::reason].str()) + "</p>\n<p>Nothing was measured.</p>\n";
   const bool open_loop = load[k::load::totals][k::totals::intended_rate].num() > 0;
   std::string out =
       load_intro(load, scenario, open_loop) + operations_table(load, scenario, open_loop) + repetitions_table(load) +

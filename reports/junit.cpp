@@ -167,7 +167,7 @@ void add_rule_case(const DocView& rule, Suite& suite) {
   } else if (outcome == "uncovered" || outcome == "skip") {
     ++suite.skipped;
     cases += "      <skipped message=\"" +
-             xml_escape(outcome == "skip" ? "every check covering it was skipped" : "no selected check covers it") +
+             xml_escape(outcome == "skip" ? "no check covering it got as far as judging it (skipped, or stopped at an earlier failure)" : "no selected check covers it") +
              "\"/>\n      <system-out>" + xml_escape(listing) + "</system-out>\n";
   } else {
     cases += "      <system-out>" + xml_escape(listing) + "</system-out>\n";
@@ -175,8 +175,26 @@ void add_rule_case(const DocView& rule, Suite& suite) {
   cases += "    </testcase>\n";
 }
 
+// A run the preflight stopped: one failing testcase that says why (what was
+// asked, what came back, the likely mistake), not a failure per check.
+std::string preflight_suite(const DocView& result, Totals& totals) {
+  namespace p = k::preflight;
+  const auto preflight = result[k::envelope::preflight];
+  const std::string reason = clean(result[k::envelope::verdict][k::verdict::reason]);
+  Suite suite;
+  suite.tests = suite.failures = 1;
+  suite.cases = "    <testcase classname=\"crh.preflight\" name=\"preflight: the target can be tested as configured\" "
+                "time=\"0\">\n      <failure type=\"" + xml_escape(clean(result[k::envelope::verdict][k::verdict::status])) +
+                "\" message=\"" + xml_escape(reason) + "\">" +
+                xml_escape("Request: " + clean(preflight[p::request]) + "\nAnswer: " + clean(preflight[p::answer]) +
+                           "\nLikely mistake: " + clean(preflight[p::mistake]) + "\nNothing else was run.\n") +
+                "</failure>\n    </testcase>\n";
+  return suite_xml("preflight", suite, timestamp_of(result), totals);
+}
+
 // A testsuite per contract suite, and one of the rules.
 std::string contract_suites(const DocView& result, Totals& totals) {
+  if (result.find(k::envelope::preflight).is_object()) return preflight_suite(result, totals);
   const auto checks = result[k::contract::checks].items();
   const std::string timestamp = timestamp_of(result);
   std::string body;
@@ -208,6 +226,7 @@ std::string outage_listing(const DocView& load) {
 
 // A load result: the race's invariant, each threshold, and what was measured.
 std::string load_suite(const DocView& load, Totals& totals) {
+  if (load.find(k::envelope::preflight).is_object()) return preflight_suite(load, totals);
   const std::string scenario = clean(load[k::envelope::config][k::load_config::scenario]);
   const std::string classname = "crh.load." + xml_escape(scenario);
   const auto t = load[k::load::totals];

@@ -303,6 +303,7 @@ std::string verdict_lines(const DocView& doc, const TerminalStyle& style) {
 }  // namespace
 
 std::string load_summary(const DocView& doc, const TerminalStyle& style) {
+  if (auto line = preflight_line(doc, "crh load"); !line.empty()) return line;
   const auto target = doc[k::envelope::target];
   std::string out = "crh load: " + clean(doc[k::envelope::config][k::load_config::scenario]) + " on " +
                     clean(target[k::target::base_url]) + ", channel " + clean(target[k::target::channel]) +

@@ -90,13 +90,16 @@ namespace {
 // could not run, and the verdict of the run.
 std::string closing_lines(const DocView& doc, const TerminalStyle& style) {
   std::string out;
+  const auto verdict = doc[k::envelope::verdict];
+  const std::string status = clean(verdict[k::verdict::status]);
+  if (const auto c = doc[k::run::contract]; c.is_object() && c.find(k::envelope::preflight).is_object())
+    return "verdict of the run: " + paint(style.color, status_label(status), status_color(status)) +
+           " (the target could not be tested as configured: the line above says why; nothing else was run)\n";
   if (const auto c = doc[k::run::comparison]; c.is_object()) out += comparison_lines(c, style) + "\n";
   if (const auto cap = doc.find(k::live_capture::section)) out += capture_terminal(cap, style.color).substr(1) + "\n";
   for (const auto& s : doc[k::run::skipped].items()) out += "left out: " + clean(s) + "\n";
   for (const auto& p : doc[k::run::problems].items())
     out += paint(style.color, "could not run", "1;31") + ": " + clean(p) + "\n";
-  const auto verdict = doc[k::envelope::verdict];
-  const std::string status = clean(verdict[k::verdict::status]);
   out += "verdict of the run: " + paint(style.color, status_label(status), status_color(status)) +
          " (" + clean(verdict[k::verdict::reason]) + ")\n";
   return out;

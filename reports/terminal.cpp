@@ -138,6 +138,7 @@ std::string verdict_lines(const DocView& result, const Painter& paint) {
 }  // namespace
 
 std::string contract_summary(const DocView& result, const TerminalStyle& style) {
+  if (auto line = preflight_line(result, "crh contract"); !line.empty()) return line;
   const Painter paint{style.color};
   const auto target = result[k::envelope::target];
   std::string out = "crh contract: " + clean(target[k::target::base_url]) + ", channel " +

@@ -1,6 +1,8 @@
 // Terminal-safe text from result documents.
 #include "reports/text.hpp"
 
+#include "results/keys_envelope.hpp"
+
 #include <cctype>
 
 namespace crh::reports {
@@ -21,6 +23,10 @@ std::string missing_line(const results::DocView& doc) {
   return footnote.empty() ? std::string() : clean(footnote) + "\n";
 }
 
+std::string preflight_line(const results::DocView& doc, std::string_view command) {
+  if (!doc.find(results::keys::envelope::preflight).is_object()) return {};
+  return std::string(command) + ": not tested: " + clean(doc[results::keys::envelope::verdict][results::keys::verdict::reason]) + "\n";
+}
 
 std::string paint(bool on, const std::string& text, const char* code) {
   return on ? std::string("\x1b[") + code + "m" + text + "\x1b[0m" : text;

@@ -24,6 +24,11 @@ std::string count_text(const results::DocView& v);
 // mistyped field, else nothing: a report says what it could not show.
 std::string missing_line(const results::DocView& doc);
 
+// "crh contract: not tested: GET ... answered ...: the mistake\n" when the
+// preflight stopped the run `doc` is of, else nothing: then that line is all
+// a report says of it.
+std::string preflight_line(const results::DocView& doc, std::string_view command);
+
 using results::fixed;
 using results::format_figure;
 using results::format_ns;

@@ -41,4 +41,18 @@ boost::json::object result_envelope(std::string_view kind, std::chrono::system_c
   };
 }
 
+boost::json::object preflight_json(const core::PreflightStop& stop) {
+  namespace p = keys::preflight;
+  return {{p::request, stop.request}, {p::answered, stop.answered}, {p::answer, stop.answer}, {p::mistake, stop.mistake}};
+}
+
+Verdict preflight_verdict(const core::PreflightStop& stop) {
+  return {stop.answered ? Status::untested : Status::unreachable, stop.line()};
+}
+
+boost::json::object verdict_json(const Verdict& verdict) {
+  namespace v = keys::verdict;
+  return {{v::status, to_string(verdict.status)}, {v::exit_code, verdict.exit_code()}, {v::reason, verdict.reason}};
+}
+
 }  // namespace crh::results

@@ -10,6 +10,8 @@
 #include <boost/json/object.hpp>
 
 #include "core/base_url.hpp"
+#include "core/preflight.hpp"
+#include "results/verdict.hpp"
 
 namespace crh::results {
 
@@ -28,5 +30,13 @@ std::optional<std::chrono::system_clock::time_point> parse_iso8601(std::string_v
 boost::json::object result_envelope(std::string_view kind, std::chrono::system_clock::time_point started,
                                     double duration_ms, const core::BaseUrl& base, std::string_view channel,
                                     bool embedded);
+
+// A run the preflight stopped: its section of the document (keys::preflight)
+// and its verdict, untested when the target answered (exit 3: the run proved
+// nothing of it), unreachable when nothing did.
+boost::json::object preflight_json(const core::PreflightStop& stop);
+Verdict preflight_verdict(const core::PreflightStop& stop);
+// The verdict as a document's "verdict" object.
+boost::json::object verdict_json(const Verdict& verdict);
 
 }  // namespace crh::results

@@ -36,7 +36,19 @@ inline constexpr Key duration_ms = "duration_ms";
 inline constexpr Key target = "target";
 inline constexpr Key config = "config";
 inline constexpr Key verdict = "verdict";
+// A run the preflight stopped before any check or load (a contract's, a
+// load's or a run's document): what it asked, what came back, the mistake;
+// absent when the preflight let the run go on
+inline constexpr Key preflight = "preflight";
 }  // namespace envelope
+
+// preflight
+namespace preflight {
+inline constexpr Key request = "request";
+inline constexpr Key answer = "answer";
+inline constexpr Key answered = "answered";
+inline constexpr Key mistake = "mistake";
+}  // namespace preflight
 
 // envelope.tool
 namespace tool {

@@ -48,7 +48,7 @@ struct Side {
 bool run_trial(Side& side, std::size_t pair, std::size_t pairs, const std::vector<loadgen::Threshold>& thresholds,
                SideBySide& out) {
   auto session = run_load_session(side.config, thresholds, side.embedded, false);
-  if (!session.document) {
+  if (!session.document || session.stopped) {
     out.code = session.exit_code ? session.exit_code : results::kExitUnreachable;
     out.error = "the " + side.name + "'s load of pair " + std::to_string(pair + 1) + " could not run: " + session.error;
     return false;
@@ -108,7 +108,7 @@ bool run_duet(Side& candidate, Side& baseline, const std::vector<loadgen::Thresh
   LoadSession mine = run_load_session(candidate.config, thresholds, candidate.embedded, false);
   second.join();
   for (auto [side, session] : {std::pair{&candidate, &mine}, std::pair{&baseline, &*theirs}}) {
-    if (!session->document) {
+    if (!session->document || session->stopped) {
       out.code = session->exit_code ? session->exit_code : results::kExitUnreachable;
       out.error = "the " + side->name + "'s load could not run: " + session->error;
       return false;

@@ -10,7 +10,9 @@
 #include "capture/wire_timing.hpp"
 #include "capture_session.hpp"
 #include "core/outside.hpp"
+#include "core/preflight.hpp"
 #include "results/envelope.hpp"
+#include "results/keys_envelope.hpp"
 #include "results/verdict.hpp"
 #include "interrupt.hpp"
 #include "loadgen/history.hpp"
@@ -83,6 +85,24 @@ void attach_wire_timing(const std::string& file, loadgen::LoadResult& result) {
 LoadSession run_load_session(const loadgen::LoadConfig& config, const std::vector<loadgen::Threshold>& thresholds,
                              bool embedded, bool show_progress, CaptureSession* capture) {
   LoadSession session;
+  core::add_run_key(config.target.api_key);  // before the preflight quotes the target (beside a compared one's)
+  if (auto stop = core::preflight(config.target, config.statuses, config.timeout)) {
+    // The load cannot measure this target: a document that says why, and nothing run.
+    loadgen::RunInfo info;
+    info.started = std::chrono::system_clock::now();
+    info.embedded = embedded;
+    if (capture) capture->stop();
+    boost::json::value doc = loadgen::result_document(config, loadgen::LoadResult{}, {}, info);
+    const auto verdict = results::preflight_verdict(*stop);
+    doc.as_object()[results::keys::envelope::verdict] = results::verdict_json(verdict);
+    doc.as_object()[results::keys::envelope::preflight] = results::preflight_json(*stop);
+    core::redact_values(doc);
+    session.exit_code = verdict.exit_code();
+    session.error = "not tested: " + core::composed(stop->line());
+    session.document = std::move(doc.as_object());
+    session.stopped = true;
+    return session;
+  }
   loadgen::FoundState found;
   loadgen::Discovery discovery;
   try {

@@ -18,7 +18,8 @@ namespace crh::runners {
 struct LoadSession {
   std::optional<boost::json::object> document;  // the result, unless it could not run
   int exit_code = 0;  // 0 held, 1 violation or breached threshold, 2 history unwritable, 3 cannot set up
-  std::string error;  // why there is no document (the key redacted)
+  std::string error;  // why there is no document, or why the preflight stopped it (the key redacted)
+  bool stopped = false;  // the preflight stopped it: the document says why, and no load ran
 };
 
 class CaptureSession;

@@ -21,7 +21,11 @@ void TargetFlags::add_to(CLI::App* sub, const TargetHelp& help) {
   sub->add_option("--base-url", base_url, "the target, e.g. http://127.0.0.1:8080 (key from CRH_API_KEY)");
   sub->add_option("--api-key-file", api_key_file, "file holding the API key (else CRH_API_KEY)")
       ->check(CLI::ExistingFile);
-  sub->add_option("--channel", channel, help.channel)->capture_default_str();
+  sub->add_option("--channel", channel, help.channel)
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& v) { return v.empty() ? std::string("the channel's id must not be empty") : std::string(); },
+          "CHANNEL"));
   sub->add_option("--minute-ms", minute_ms,
                   "length of one tag minute on the target in ms (the embedded service is started with it)")
       ->capture_default_str()

@@ -179,10 +179,11 @@ contracts::RunReport run_contract_suites(const RunContext& ctx, const core::Targ
 // Why the load of `scenario` is left out, or nothing when it runs.
 std::optional<std::string> reason_to_skip(const std::string& scenario, const contracts::RunReport& contract,
                                           const core::Target& target) {
+  if (contract.preflight_stop) return scenario + " load: not run, the target could not be tested (above)";
   if (contract.unreachable) return scenario + " load: not run, the target could not be reached";
   if (InterruptScope::requested()) return scenario + " load: not run, the run was interrupted";
   if (scenario == "race" && !target.can_place_calls())
-    return "race load: not run, the profile says the target has no call hook (DESIGN.md §4)";
+    return "race load: not run, the profile says the target has no call hook (call_hook: null)";
   return std::nullopt;
 }
 
@@ -240,7 +241,7 @@ void run_loads(const RunContext& ctx, const contracts::RunReport& contract, cons
       }
       auto session =
           run_load_session(config, thresholds_for(scenario, o.load.thresholds), ctx.embedded, ctx.progress);
-      if (session.document) {
+      if (session.document && !session.stopped) {
         show_part(ctx, *session.document);
         runs[s].push_back(std::move(*session.document));
       } else {
@@ -280,7 +281,7 @@ json::object run_loads_against(const RunContext& ctx, const contracts::RunReport
     auto why = reason_to_skip(scenario, contract, ctx.target);
     if (!why && scenario == "race" && !ctx.against.can_place_calls())
       why = "race load: not run, the " + std::string(o.control.empty() ? "baseline deployment" : "control") +
-            "'s profile says it has no call hook (DESIGN.md §4)";
+            "'s profile says it has no call hook (call_hook: null)";
     if (why) {
       meta.skipped.push_back(std::move(*why));
       continue;

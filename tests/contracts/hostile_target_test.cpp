@@ -65,7 +65,7 @@ const std::vector<Hostile> kHostile{
      [](int fd, const auto&) { ScriptedServer::write_all(fd, answer("200 OK", "application/json", "{\"agents\": [")); },
      "endpoints.agents-list", "not JSON"},
     {"msg-a-number",
-     [](int fd, const auto&) { ScriptedServer::write_all(fd, answer("401 Unauthorized", "application/json", "{\"msg\": 42}")); },
+     [](int fd, const auto&) { ScriptedServer::write_all(fd, answer("400 Bad Request", "application/json", "{\"msg\": 42}")); },
      "auth.missing-key.agents-list", "msg to be a string"},
     {"server-errors",
      [](int fd, const auto&) {
@@ -158,7 +158,8 @@ TEST(HostileTargetSilence, AStalledTargetIsExit3WithinFiveSeconds) {
   auto report = run_contract(o);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   EXPECT_EQ(report.exit_code, 3);
-  EXPECT_NE(report.unreachable_reason.find("timeout"), std::string::npos) << report.unreachable_reason;
+  ASSERT_TRUE(report.preflight_stop);
+  EXPECT_NE(report.preflight_stop->line().find("timeout"), std::string::npos) << report.preflight_stop->line();
 }
 
 }  // namespace

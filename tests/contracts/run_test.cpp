@@ -342,8 +342,10 @@ TEST(ContractRunUnreachable, ADeadTargetIsExit3WithinSeconds) {
   auto report = run_contract(options);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   EXPECT_EQ(report.exit_code, 3);
-  EXPECT_TRUE(report.unreachable);
-  EXPECT_NE(report.unreachable_reason.find("cannot reach"), std::string::npos) << report.unreachable_reason;
+  ASSERT_TRUE(report.preflight_stop);
+  EXPECT_FALSE(report.preflight_stop->answered);
+  EXPECT_EQ(verdict_of(report, false).status, results::Status::unreachable);
+  EXPECT_NE(report.preflight_stop->line().find("could not reach"), std::string::npos) << report.preflight_stop->line();
 }
 
 }  // namespace

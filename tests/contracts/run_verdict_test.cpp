@@ -2,6 +2,7 @@
 // (README "Verdicts"), a failure always fails, an interruption is incomplete.
 #include "contracts/runner.hpp"
 
+#include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 namespace crh::contracts {
@@ -125,6 +126,63 @@ TEST(ContractVerdict, FrameworkRefusalsJudgedApartAreNamed) {
   const auto v = verdict_of(report, true);
   EXPECT_EQ(v.exit_code(), 0);
   EXPECT_NE(v.reason.find("1 check(s) judged apart the HTTP layer's refusal"), std::string::npos) << v.reason;
+}
+
+
+// The rule table never says a rule held that no check judged, and never
+// disagrees with the verdict: classes of reports, every rule of each checked.
+std::string rule_outcome_in(const boost::json::value& doc, std::string_view id) {
+  for (const auto& r : doc.at("rules").as_array())
+    if (r.at("id").as_string() == id) return std::string(r.at("outcome").as_string());
+  return "absent";
+}
+
+TEST(RuleTable, ARuleOfFailedOrSkippedChecksOnlyIsNeverPass) {
+  RunOptions options;
+  for (auto first : {Outcome::fail, Outcome::skip, Outcome::indeterminate})
+    for (auto second : {Outcome::fail, Outcome::skip, Outcome::indeterminate}) {
+      RunReport report;
+      for (auto o : {first, second}) {
+        CheckResult r;
+        r.id = "endpoints.agent-get";
+        r.suite = "endpoints";
+        r.rules = {"E2", "C1", "C2"};
+        r.outcome = o;
+        if (o == Outcome::fail) r.findings.push_back({Severity::must, "C2", "expected HTTP 200, got 404"});
+        report.results.push_back(r);
+      }
+      const auto doc = result_document(report, options, false);
+      for (auto rule : {"E2", "C1", "C2"})
+        EXPECT_NE(rule_outcome_in(doc, rule), "pass") << rule << " with checks " << to_string(first) << ", "
+                                                       << to_string(second);
+    }
+}
+
+TEST(RuleTable, ARuleTheVerdictBlamesIsFailedInTheTable) {
+  RunReport report;
+  CheckResult r;
+  r.id = "aliases.tag-shape";
+  r.suite = "aliases";
+  r.rules = {"E7"};  // the finding names a rule the check does not list
+  r.outcome = Outcome::fail;
+  r.findings.push_back({Severity::must, "E8", "the tag answer is not the alias"});
+  report.results.push_back(r);
+  const auto v = verdict_of(report, false);
+  ASSERT_NE(v.reason.find("E8"), std::string::npos) << v.reason;
+  EXPECT_EQ(rule_outcome_in(result_document(report, RunOptions{}, false), "E8"), "fail");
+}
+
+TEST(RuleTable, APreflightStopIsUntestedWithNoRuleShown) {
+  RunReport report;
+  report.preflight_stop = core::PreflightStop{true, "GET http://h/api/v1/local-agents", "HTTP 401", "the key"};
+  const auto v = verdict_of(report, false);
+  EXPECT_EQ(v.status, results::Status::untested);
+  EXPECT_EQ(v.exit_code(), 3);
+  const auto doc = result_document(report, RunOptions{}, false);
+  EXPECT_TRUE(doc.at("rules").as_array().empty());
+  EXPECT_EQ(doc.at("verdict").at("reason").as_string(), report.preflight_stop->line());
+  report.preflight_stop->answered = false;
+  EXPECT_EQ(verdict_of(report, false).status, results::Status::unreachable);
 }
 
 }  // namespace
