@@ -7,8 +7,9 @@
 # mistake in the flags: 2), print no FAIL line, at most 20 lines, a first line
 # after the banner that names the mistake, never the key, and a result
 # document whose verdict.status is untested (unreachable when nothing answers).
-# The targets are crh serve and tests/support/mistake_server.py. A control run
-# against the right service and key passes, so the checks are not met for free.
+# The targets are crh serve and tests/support/mistake_server.py. Control runs
+# against the right service and key (and one with an empty agent list) pass,
+# so the checks are not met for free.
 # Usage: mistakes_cli_test.sh CRH. Loopback only; about 3 minutes at most.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -39,6 +40,7 @@ cases=(
   "other-service-json     | server:other-service-json      |         |                | 3 | untested    | path|service"
   "other-service-html     | server:other-service-html      |         |                | 3 | untested    | page|path"
   "tls                    | server:tls                     |         |                | 3 | untested    | tls"
+  "profile-mismatch       | ref                            |         | --profile \"$work/mismatch.json\" | 3 | untested | profile"
   "closed-port            | closed                         |         |                | 3 | unreachable | reach"
   "empty-channel          | ref                            |         | --channel ''   | 2 | -           | ."
   "query-in-base-url      | ref                            | /?x=1   |                | 2 | -           | ."
@@ -119,7 +121,7 @@ run_case() {
     status=$(status_of "$json")
     [ "$status" = "$want_status" ] || problems+=("verdict.status $status, expected $want_status")
   fi
-  printf '%-24s | %-8s | %4s | %5s | %s\n' "$name" "$sub" "$code" "$lines" "$(cut -c1-110 <<<"${first:-(none)}")"
+  printf '%-24s | %-8s | %4s | %5s | %s\n' "$name" "$sub" "$code" "$lines" "$(cut -c1-400 <<<"${first:-(none)}")"
   rows=$((rows + 1))
   if [ ${#problems[@]} -gt 0 ]; then
     bad_cases+=("$name/$sub")
@@ -149,10 +151,19 @@ control() {
   return 0
 }
 
+# A profile for another dialect: aliases named by a field this service does not have.
+printf '{"id_fields": {"alias": ["alias_number_uuid"]}}\n' >"$work/mismatch.json"
+# A correct service with no agents at all is no mistake.
+printf '{"agents": [], "channels": [{"id": "1", "aliases": [{"id": "1", "number": "+15550101"}, {"id": "2", "number": "+15550102"}]}]}\n' \
+  >"$work/no-agents.json"
+
 t0=$(date +%s)
 start
 control contract
 control load --scenario race --duration 2
+stop "$pid"
+start --fixtures "$work/no-agents.json"
+control contract
 stop "$pid"
 
 start
