@@ -270,7 +270,12 @@ std::optional<PreflightStop> preflight(const Target& target, const ExpectedStatu
       return PreflightStop{true, agents_request, "in TLS, not HTTP",
                            "this port speaks HTTPS (TLS), and crh speaks plain HTTP only: point --base-url at the "
                            "service's HTTP port, or put a plain-HTTP proxy in front of it"};
-    if (e == TransportError::resolve_failed || e == TransportError::connect_failed || e == TransportError::timeout)
+    if (e == TransportError::timeout)
+      return PreflightStop{false, agents_request, std::string(to_string(e)) + ": " + from_target(agents.error_detail, 160),
+                           "nothing answered within " + std::to_string(config.timeout.count()) +
+                               " ms: is the service running there and taking connections, and is --base-url right "
+                               "(host and port)? A service that needs longer: raise --timeout"};
+    if (e == TransportError::resolve_failed || e == TransportError::connect_failed)
       return PreflightStop{false, agents_request, std::string(to_string(e)) + ": " + from_target(agents.error_detail, 160),
                            "could not reach the service: is it running there, and is --base-url right (host and port)?"};
     return std::nullopt;  // an answer no HTTP reader takes: the checks judge the target

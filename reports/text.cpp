@@ -58,9 +58,9 @@ std::string race_power(const std::string& skew_p99) {
   // arrives within the release's span, so windows of the span's p99 are
   // caught in 99% of rounds or more, by a target that checks calls as they
   // arrive (one that queues them behind each other catches less).
-  return "a check-then-bind window of " + skew_p99 +
-         " (the skew's p99) or longer is caught in at least 99% of rounds by a target that checks each call as it "
-         "arrives; bench/race_catch_rate.sh measures the rate per window";
+  return "a race bug whose window between checking a caller and binding it lasts " + skew_p99 +
+         " (the p99 of the spread between the callers' sends) or longer is caught in at least 99% of rounds, by a "
+         "target that checks each call as it arrives";
 }
 
 }  // namespace crh::reports

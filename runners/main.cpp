@@ -177,7 +177,7 @@ Command add_serve_command(CLI::App& app) {
       ->check(CLI::Range(0L, 10'000'000L));
   sub->add_option("--bind-window-us", o->bind_window_us,
                   "a broken service of known power to catch: a call that passes the check binds its caller N "
-                  "microseconds later, and every call checked in between connects too (bench/race_catch_rate.sh)")
+                  "microseconds later, and every call checked in between connects too")
       ->check(CLI::Range(1L, 10'000'000L));
   sub->add_option("--throttle-every", o->throttle_every,
                   "answer every Nth request 429 with Retry-After: 0, doing nothing (a rate-limited service)")

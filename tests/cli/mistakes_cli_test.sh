@@ -42,6 +42,7 @@ cases=(
   "tls                    | server:tls                     |         |                | 3 | untested    | tls"
   "profile-mismatch       | ref                            |         | --profile \"$work/mismatch.json\" | 3 | untested | profile"
   "closed-port            | closed                         |         |                | 3 | unreachable | reach"
+  "never-accepts          | server:silent                  |         |                | 3 | unreachable | answered within"
   "empty-channel          | ref                            |         | --channel ''   | 2 | -           | ."
   "query-in-base-url      | ref                            | /?x=1   |                | 2 | -           | ."
 )
@@ -164,6 +165,18 @@ control load --scenario race --duration 2
 stop "$pid"
 start --fixtures "$work/no-agents.json"
 control contract
+stop "$pid"
+# A correct but slow service (a listen queue of 5, each answer's head and body in two writes): the
+# default race measures rounds and passes.
+start
+python3 "$(dirname "$mistake_server")/slow_front.py" --upstream "$url" --port-file "$work/slow.port" 2>"$work/slow.err" &
+pids+=($!)
+for _ in $(seq 200); do [ -s "$work/slow.port" ] && break; sleep 0.05; done
+slow_url="http://127.0.0.1:$(cat "$work/slow.port")"
+url=$slow_url control load --scenario race --duration 5
+rounds=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["race"]["rounds"])' "$work/control.load.json" 2>/dev/null || echo 0)
+echo "slow service: the race measured $rounds rounds in 5 s"
+if [ "$rounds" -lt 20 ]; then bad_cases+=("slow-service/rounds=$rounds"); fi
 stop "$pid"
 
 start

@@ -4,7 +4,8 @@
 Each mode is something a user may point crh at by mistake instead of a
 Call-Routing Service: a proxy's error page, a redirect to https or to another
 origin, a sign-in page, an empty JSON object, another service's API or web
-site, a TLS port. tests/cli/mistakes_cli_test.sh runs crh against each.
+site, a TLS port, a port that listens and never accepts (silent).
+tests/cli/mistakes_cli_test.sh runs crh against each.
 
 Usage: mistake_server.py --mode MODE --port-file FILE [--no-openssl]
 
@@ -105,7 +106,7 @@ REDIRECTS = {"%s-%d-%s" % ("redirect", s, w) for s in (301, 302, 307, 308) for w
 MODES = sorted({
     "nginx-502", "apache-502", "plain-503", "envoy-503",
     "login-200", "login-401", "login-302",
-    "empty-json", "other-service-json", "other-service-html", "tls",
+    "empty-json", "other-service-json", "other-service-html", "tls", "silent",
 } | REDIRECTS)
 
 
@@ -321,6 +322,17 @@ def main():
     args = parser.parse_args()
 
     address = ("127.0.0.1", 0)
+    if args.mode == "silent":
+        # Listens and never accepts: the kernel completes a few connects, nothing ever answers.
+        sock = socket.socket()
+        sock.bind(address)
+        sock.listen(1)
+        write_port(args.port_file, sock.getsockname()[1])
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            return
     if args.mode == "tls":
         context = None if args.no_openssl else tls_context()
         if context is None:
