@@ -1,6 +1,7 @@
 // The terminal summary.
 #include "reports/terminal.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdio>
 
@@ -68,6 +69,21 @@ std::string check_detail(const DocView& c, const TerminalStyle& style) {
   return out;
 }
 
+// The rules a failed or warned check's findings name, each in the rule's own
+// words: "      rule R5: every endpoint requires the Apikey header".
+std::string broken_rules_lines(const DocView& result, const DocView& check) {
+  std::vector<std::string> named;
+  for (const auto& f : check[k::check::findings].items()) {
+    const std::string rule = clean(f[k::finding::rule]);
+    if (!rule.empty() && std::find(named.begin(), named.end(), rule) == named.end()) named.push_back(rule);
+  }
+  std::string out;
+  for (const auto& rule : named)
+    for (const auto& r : result.find(k::contract::rules).items())
+      if (clean(r[k::rule::id]) == rule) out += "      rule " + rule + ": " + clean(r[k::rule::text]) + "\n";
+  return out;
+}
+
 // Failures, warnings and undecided checks (every check when verbose), with how to rerun them.
 std::string checks_listing(const DocView& result, const TerminalStyle& style, const Painter& paint) {
   std::string out;
@@ -78,6 +94,7 @@ std::string checks_listing(const DocView& result, const TerminalStyle& style, co
     const std::string id = clean(c[k::check::id]);
     out += paint.outcome(o) + " " + id + "  [" + clean(c[k::check::severity]) + rules_of(c) + "]\n";
     if (const auto message = clean(c[k::check::message]); !message.empty()) out += "      " + message + "\n";
+    if (o == "fail" || o == "warn") out += broken_rules_lines(result, c);
     if (o == "fail" || o == "warn") out += "      rerun: " + clean(rerun_command(result, c[k::check::id].str())) + "\n";
     out += check_detail(c, style);
   }
