@@ -65,9 +65,9 @@ SANITIZE_CTEST = ^[a-z]+[.]
 # TSan looks for data races: besides every unit test, it runs the command-line
 # tests where crh's threads meet (loads, shards, capture, SIP, signals, hostile
 # peers). The one-client-at-a-time runs (contract verdicts, dialects, goldens,
-# rate limits, reports, pcap reading, the SIP peers' interop) run under ASan
+# rate limits, first-day mistakes, reports, pcap reading, the SIP peers' interop) run under ASan
 # and in make test; their shared code runs under TSan in the unit tests.
-TSAN_EXCLUDE = ^(cli[.](contract|verdicts|dialect|golden|throttle|run|nights|pcap|demo_script)|sip[.](capture|sipp_uac|kamailio_proxy|loss))$$
+TSAN_EXCLUDE = ^(cli[.](contract|verdicts|dialect|golden|throttle|mistakes|run|nights|pcap|demo_script)|sip[.](capture|sipp_uac|kamailio_proxy|loss))$$
 sanitize: sanitize-address sanitize-thread
 
 # Each of these is also two targets, -build and -tests (and fuzz-build,
