@@ -121,55 +121,63 @@ bool sign_in_page(const HttpResponse& r) {
 
 constexpr std::string_view kCheckBaseUrl = "check --base-url (host, port and path)";
 
-// What an answer alone shows, whichever request got it: nothing when it is
-// an answer an implementation of the API could give (right or wrong: the
-// checks judge it).
-std::optional<std::string> mistake_in(const HttpResponse& r, const BaseUrl& base) {
+// A mistake an answer shows. `alone`: this one answer shows it (TLS, a
+// redirect away, a sign-in), whichever request got it; else it is what a
+// whole target answers when it is not the service (a proxy's page, a web
+// site), and only when both preflight answers show it: a service that
+// answers one request with an HTML error is broken, for the checks to judge.
+struct Seen {
+  std::string mistake;
+  bool alone = true;
+};
+
+// Nothing when the answer is one an implementation of the API could give
+// (right or wrong: the checks judge it).
+std::optional<Seen> mistake_in(const HttpResponse& r, const BaseUrl& base) {
   const unsigned s = r.status;
   const auto body_low = lower(std::string_view(r.body).substr(0, 4096));
   if (s == 400 && (contains(body_low, "https port") || contains(body_low, "http request to an https server") ||
                    contains(body_low, "speaking plain http to an ssl")))
-    return "this port speaks HTTPS (TLS), and crh speaks plain HTTP only: point --base-url at the service's HTTP "
-           "port, or put a plain-HTTP proxy in front of it";
+    return Seen{"this port speaks HTTPS (TLS), and crh speaks plain HTTP only: point --base-url at the service's "
+                "HTTP port, or put a plain-HTTP proxy in front of it"};
   if (s >= 300 && s < 400) {
     const auto location = r.header("Location");
     if (!location.empty()) {
       const auto o = origin_of(location);
       if (o.scheme == "https")
-        return "it redirects to https (" + from_target(location, 80) +
-               "), and crh speaks plain HTTP only and follows no redirect: point --base-url at the service's HTTP "
-               "port, or put a plain-HTTP proxy in front of it";
+        return Seen{"it redirects to https (" + from_target(location, 80) +
+                    "), and crh speaks plain HTTP only and follows no redirect: point --base-url at the service's "
+                    "HTTP port, or put a plain-HTTP proxy in front of it"};
       const auto here = lower(base.host_header());
       const bool same = o.scheme.empty() || o.authority == here ||
                         (base.port == "80" && o.authority == lower(base.host) + ":80");
       if (!same)
-        return "it redirects to another address (" + from_target(location, 80) +
-               "), and crh follows no redirect: point --base-url at the service itself";
+        return Seen{"it redirects to another address (" + from_target(location, 80) +
+                    "), and crh follows no redirect: point --base-url at the service itself"};
       if (sign_in_path(o.path))
-        return "it redirects to a sign-in page (" + from_target(location, 80) +
-               "): something in front of the service asks people to log in; point --base-url at the service itself, "
-               "past the sign-in";
+        return Seen{"it redirects to a sign-in page (" + from_target(location, 80) +
+                    "): something in front of the service asks people to log in; point --base-url at the service "
+                    "itself, past the sign-in"};
     }
   }
   if (is_html(r)) {
-    if (s == 502 || s == 503 || s == 504)
-      return "a proxy's error page: the proxy answers, the service behind it is down or not reachable from the "
-             "proxy; check the service behind the proxy, or point --base-url at the service itself";
     if ((s == 200 || s == 401 || s == 403 || s == 302) && sign_in_page(r))
-      return "a sign-in page: something in front of the service asks people to log in; point --base-url at the "
-             "service itself, past the sign-in";
-    return "a web page, not the API (no implementation of it answers HTML): " + std::string(kCheckBaseUrl) +
-           ", is this the Call-Routing Service?";
+      return Seen{"a sign-in page: something in front of the service asks people to log in; point --base-url at the "
+                  "service itself, past the sign-in"};
+    if (s == 502 || s == 503 || s == 504)
+      return Seen{"a proxy's error page: the proxy answers, the service behind it is down or not reachable from the "
+                  "proxy; check the service behind the proxy, or point --base-url at the service itself",
+                  false};
+    return Seen{"a web page, not the API (no implementation of it answers HTML): " + std::string(kCheckBaseUrl) +
+                    ", is this the Call-Routing Service?",
+                false};
   }
-  if (s == 502 || s == 503 || s == 504) {
-    // A plain-text or empty gateway answer: what proxies send when their upstream is gone.
-    const auto type = lower(r.header("Content-Type"));
-    const bool json = contains(type, "json");
-    if (!json)
-      return "a gateway's error (HTTP " + std::to_string(s) +
-             "): whatever answers is in front of the service, which is down or not reachable from it; check the "
-             "service behind the proxy, or point --base-url at the service itself";
-  }
+  // A plain-text or empty gateway answer: what proxies send when their upstream is gone.
+  if ((s == 502 || s == 503 || s == 504) && !contains(lower(r.header("Content-Type")), "json"))
+    return Seen{"a gateway's error (HTTP " + std::to_string(s) +
+                    "): whatever answers is in front of the service, which is down or not reachable from it; check "
+                    "the service behind the proxy, or point --base-url at the service itself",
+                false};
   return std::nullopt;
 }
 
@@ -282,8 +290,9 @@ std::optional<PreflightStop> preflight(const Target& target, const ExpectedStatu
   }
   if (answered) *answered = true;
   const auto& a = *agents.response;
-  if (auto m = mistake_in(a, target.base)) return stop(agents_request, a, *m);
-  if (listed(statuses.auth, a.status) || a.status == 401 || a.status == 403) {
+  const auto in_agents = mistake_in(a, target.base);
+  if (in_agents && in_agents->alone) return stop(agents_request, a, in_agents->mistake);
+  if (!in_agents && (listed(statuses.auth, a.status) || a.status == 401 || a.status == 403)) {
     std::string m =
         "the service refused the key: check CRH_API_KEY (or --api-key-file) is this service's key (a service that "
         "refuses every key, the right one too, looks the same from here)";
@@ -296,7 +305,10 @@ std::optional<PreflightStop> preflight(const Target& target, const ExpectedStatu
   const auto aliases = send(api::Operation::list_aliases);
   if (!aliases.answered()) return std::nullopt;
   const auto& l = *aliases.response;
-  if (auto m = mistake_in(l, target.base)) return stop(aliases_request, l, *m);
+  const auto in_aliases = mistake_in(l, target.base);
+  if (in_aliases && in_aliases->alone) return stop(aliases_request, l, in_aliases->mistake);
+  if (in_agents && in_aliases) return stop(agents_request, a, in_agents->mistake);  // the whole target is not the service
+  if (in_agents || in_aliases) return std::nullopt;  // one answer is odd: the checks judge it
   const bool agents_missing = listed(statuses.not_found, a.status);
   const bool aliases_missing = listed(statuses.not_found, l.status);
   if (agents_missing && aliases_missing) {
