@@ -333,7 +333,8 @@ std::optional<PreflightStop> preflight(const Target& target, const ExpectedStatu
       return stop(aliases_request, l,
                   "neither the agent list nor the alias list holds a list: check --base-url (is this the "
                   "Call-Routing Service?) and, if the lists sit in other fields, --profile (lists.agents, lists.aliases)");
-    if (lv) {
+    // Only names a profile gave can be wrong: under the defaults the checks read ids leniently.
+    if (lv && target.dialect.fields.alias_id != FieldNames{}.alias_id) {
       std::string why;
       if (const auto found = api::find_list(*lv, target.dialect.fields.aliases_list, why);
           found && !found->items->empty()) {

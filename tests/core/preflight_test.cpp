@@ -111,6 +111,17 @@ TEST(Preflight, TheKeyChannelAndPathMistakesEachSayWhatToCheck) {
   EXPECT_NE(empty->mistake.find("list"), std::string::npos) << empty->mistake;
 }
 
+TEST(Preflight, AliasIdsUnderOtherNamesStopOnlyWhenAProfileNamedThem) {
+  const Answer other_names{"200 OK", "application/json", R"({"numbers":[{"alias_uid":"a-1"}]})", ""};
+  Target2 t(kAgents, other_names);
+  auto target = t.target();
+  EXPECT_FALSE(preflight(target, ExpectedStatuses{}, 2000ms)) << "the defaults: the checks read the ids leniently";
+  target.dialect.fields.alias_id = {"alias_number_id"};
+  const auto stop = preflight(target, ExpectedStatuses{}, 2000ms);
+  ASSERT_TRUE(stop);
+  EXPECT_NE(stop->mistake.find("--profile"), std::string::npos) << stop->mistake;
+}
+
 TEST(Preflight, NothingListeningIsUnreachableAndNeverShowsTheKey) {
   std::string url;
   {
