@@ -147,9 +147,7 @@ json::value result_document(const CheckReport& r, const CheckConfig& config,
                                           {k::contract_config::strict, config.strict},
                                           {k::contract_config::minute_ms, config.minute_ns / 1'000'000},
                                           {k::contract_config::profile, core::to_json(config.profile)}};
-  doc[k::envelope::verdict] = json::object{{k::verdict::status, results::to_string(r.verdict.status)},
-                                           {k::verdict::exit_code, r.verdict.exit_code()},
-                                           {k::verdict::reason, r.verdict.reason}};
+  doc[k::envelope::verdict] = results::verdict_json(r.verdict);
   json::object counts{{k::counts::total, r.checks.size()}};
   for (const char* o : {"pass", "warn", "fail", "skip", "indeterminate"})
     counts[o] = std::count_if(r.checks.begin(), r.checks.end(), [&](const JudgedCheck& c) { return c.outcome == o; });

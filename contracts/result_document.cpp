@@ -239,10 +239,8 @@ json::value result_document(const RunReport& report, const RunOptions& options, 
 
   json::object doc = results::result_envelope(k::kind_contract, report.started, ms(report.duration), options.target.base,
                                            options.target.channel, embedded);
-  namespace v = k::verdict;
   doc[k::envelope::config] = config_json(options);
-  doc[k::envelope::verdict] = json::object{
-      {v::status, results::to_string(verdict.status)}, {v::exit_code, verdict.exit_code()}, {v::reason, valid_utf8(verdict.reason)}};
+  doc[k::envelope::verdict] = results::verdict_json({verdict.status, valid_utf8(verdict.reason)});
   doc[k::contract::counts] = counts_of(all);
   doc[k::contract::notes] = std::move(notes);
   doc[k::contract::suites] = suites_json(report);

@@ -109,10 +109,6 @@ int run_load_command(const LoadOptions& o) {
   const boost::json::value doc = std::move(*session.document);
   const auto problems = write_single_result_outputs(doc.as_object(), o.output.files());
   const int exit_code = with_output_problems("crh load", problems, session.exit_code);
-  if (session.stopped) {
-    std::cout << "crh load: " << session.error << "\n";
-    return exit_code;
-  }
   std::cout << reports::load_summary(doc, {.color = tty, .verbose = o.output.verbose, .quiet = o.output.quiet});
   return exit_code;
 }
