@@ -16,6 +16,10 @@ namespace crh::loadgen::setup {
 namespace json = boost::json;
 using core::api::Operation;
 
+core::ClientConfig around_load(const LoadConfig& c, std::chrono::milliseconds timeout) {
+  return {.timeout = timeout, .not_now_retries = core::throttled(429, c.statuses) ? core::kNotNowRetries : 0};
+}
+
 core::HttpRequest with_key(core::HttpRequest r, const LoadConfig& c) {
   r.headers.push_back({"Apikey", c.target.api_key});
   return r;
@@ -156,7 +160,14 @@ json::value probe_call(core::HttpClient& client, const LoadConfig& c, const json
   if (auto why = calls::cannot_place_calls(c.target, aliases)) throw SetupError(*why);
   auto driver = calls::make_call_driver(c.target, c.statuses, {.timeout = c.timeout});
   return probe_tag(client, c, [&](const std::string& alias) {
-    const auto r = driver->place(alias, "+15559999999");
+    // An armed call is not sent through HttpClient::send, so its "not now"
+    // (a rate limit) is waited out here, as the set-up's reads are.
+    auto r = driver->place(alias, "+15559999999");
+    const int retries = around_load(c, c.timeout).not_now_retries;
+    for (int again = 0; r.not_now && r.exchange && core::wait_out_not_now(again, retries,
+                                                   r.exchange->response->header("Retry-After"), nullptr);
+         ++again)
+      r = driver->place(alias, "+15559999999");
     if (r.outcome == core::CallOutcome::connected) return;
     const std::string got = r.exchange ? shown(c, r.exchange->request) + " got " + answer_text(*r.exchange) : r.evidence;
     throw SetupError("the first caller of a freshly tagged alias (" + alias + ") did not connect: " + got + ". " +

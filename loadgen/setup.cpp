@@ -19,12 +19,6 @@ using core::api::Operation;
 using namespace setup;
 namespace {
 
-// The client of the set-up and the restore: a "not now" (a rate limit) is
-// waited out and sent again, never taken for the answer.
-core::ClientConfig around_load(const LoadConfig& c, std::chrono::milliseconds timeout) {
-  return {.timeout = timeout, .not_now_retries = core::throttled(429, c.statuses) ? core::kNotNowRetries : 0};
-}
-
 
 template <class Read>
 std::optional<std::string> from_ok_json(const core::Exchange& x, Read read) {

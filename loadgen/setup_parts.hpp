@@ -17,6 +17,10 @@
 
 namespace crh::loadgen::setup {
 
+// The client of the set-up, its probes and the restore: a "not now" (a rate
+// limit) is waited out and sent again, never taken for the answer.
+core::ClientConfig around_load(const LoadConfig& c, std::chrono::milliseconds timeout);
+
 core::HttpRequest with_key(core::HttpRequest r, const LoadConfig& c);
 // An operation of the API model, with the key.
 core::HttpRequest op(const LoadConfig& c, core::api::Operation o, core::api::Arguments args = {});

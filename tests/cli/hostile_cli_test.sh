@@ -49,8 +49,8 @@ interrupt_when() {
   secs=$((SECONDS - t0))
 }
 
-step "a. endless 100 Continue after a normal first answer: crh load ends by its deadline"
-hostile_start continue-forever --answer-first 1
+step "a. endless 100 Continue after normal answers to the set-up: crh load ends by its deadline"
+hostile_start continue-forever --answer-first 3  # the preflight's two reads, the set-up's one
 CRH_API_KEY=$key bounded 30 load --base-url "$hurl" --scenario get --path /api/v1/local-agents --duration 2 --timeout 1000 \
   --json "$work/continue.json"
 [ "$code" -ne 124 ] || fail "crh load against an endless stream of 100 Continue had to be killed after 30 s"
@@ -60,7 +60,7 @@ grep -q 'no request succeeded' "$work/continue.json" || fail "the result does no
 stop "$hpid"
 
 step "b. one 100 Continue every 50 ms: the request still ends at its timeout"
-hostile_start continue-forever --answer-first 1 --delay-ms 50
+hostile_start continue-forever --answer-first 3 --delay-ms 50
 CRH_API_KEY=$key bounded 30 load --base-url "$hurl" --scenario get --path /api/v1/local-agents --duration 2 --timeout 1000
 [ "$code" -eq 1 ] || { fail "crh load against slow endless 100s exited $code, expected 1"; show; }
 [ "$secs" -le 10 ] || fail "crh load against slow endless 100s took $secs s"
