@@ -7,7 +7,10 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <optional>
 #include <vector>
+
+#include "core/http.hpp"
 
 #include "oracle/rules.hpp"
 #include "oracle/shapes.hpp"
@@ -31,11 +34,25 @@ enum class Outcome {
 std::string_view to_string(Outcome o);
 std::string_view to_string(Severity s);  // "MUST", "SHOULD"
 
+// One exchange as a script sends it again (contracts/reproducer.hpp): the
+// request as sent and what came back.
+struct Replay {
+  core::HttpRequest request;
+  unsigned status = 0;  // 0: no answer
+  std::string content_type;
+  std::string body;
+  std::chrono::microseconds at{0};  // when it was sent, since the check began
+  // A word in the request that stands for a variant of the key (the auth
+  // offers), and the POSIX shell expression that makes that variant.
+  std::string stand_in, stand_in_shell;
+};
+
 // One exchange as people can rerun it.
 struct Evidence {
   std::string curl;    // the request, the key shown as $CRH_API_KEY
   std::string answer;  // "HTTP 401 application/json, 31 bytes: {...}" or "no answer: timeout (...)"
   std::chrono::microseconds elapsed{0};
+  std::optional<Replay> replay;  // none: not an HTTP exchange of this check (a SIP call, a note)
 };
 
 struct CheckResult {
@@ -55,6 +72,14 @@ struct CheckResult {
   // Ended undecided because an exchange ran out of --timeout: three such
   // checks in a row mean the target stopped answering.
   bool timed_out = false;
+  // The evidence whose answer the first MUST finding rests on (the last
+  // exchange before it); none when the check failed before any exchange.
+  std::optional<std::size_t> failing_step;
+  // Its failure shows only when callers are released at one instant (a race):
+  // no shell script can do that.
+  bool needs_one_instant = false;
+  // A failed check's shell script (contracts/reproducer.hpp).
+  std::string reproducer;
 };
 
 class CheckContext;

@@ -98,7 +98,7 @@ bool idempotent(const core::HttpRequest& r) { return r.method == "GET" || r.meth
 // ---- CheckContext
 
 CheckContext::CheckContext(RunShared& run, core::HttpClient& client, CheckResult& result)
-    : run_(run), client_(client), result_(result) {}
+    : run_(run), client_(client), result_(result), started_(std::chrono::steady_clock::now()) {}
 
 void CheckContext::sleep_until(std::chrono::steady_clock::time_point t) {
   using namespace std::chrono_literals;
@@ -228,8 +228,16 @@ std::unique_ptr<core::HttpClient> CheckContext::new_client() const {
 void CheckContext::record(const core::Exchange& e) { record_attempt(e, true); }
 
 void CheckContext::record_attempt(const core::Exchange& e, bool final) {
+  Replay replay{.request = e.request,
+                .at = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
+                                                                             started_ - e.elapsed)};
+  if (e.answered()) {
+    replay.status = e.response->status;
+    replay.content_type = e.response->header("Content-Type");
+    replay.body = e.response->body;
+  }
   result_.evidence.push_back(
-      {core::to_curl(e.request, run_.target.base, run_.target.api_key), describe_answer(e), e.elapsed});
+      {core::to_curl(e.request, run_.target.base, run_.target.api_key), describe_answer(e), e.elapsed, std::move(replay)});
   result_.timed_out = e.error == core::TransportError::timeout;
   if (final && dropped(e) && well_formed(e.request))
     run_.record(Dropped{result_.id, result_.evidence.back().curl, result_.evidence.back().answer});
@@ -240,7 +248,7 @@ void CheckContext::record_attempt(const core::Exchange& e, bool final) {
   const bool keyed = std::any_of(e.request.headers.begin(), e.request.headers.end(),
                                  [](const core::Header& h) { return core::http1::iequals(h.name, "Apikey"); });
   run_.record({result_.id, result_.evidence.back().curl, r.status, content_type, r.body, e.request.target, keyed,
-               e.request.method == "HEAD"});
+               e.request.method == "HEAD", result_.evidence.back().replay});
 }
 
 oracle::AnswerJudgement judge(const Recorded& r) {
@@ -258,7 +266,8 @@ void CheckContext::cite(const Recorded& r) {
        "HTTP " + std::to_string(r.status) + (r.content_type.empty() ? " (no Content-Type)" : " " + r.content_type) +
            ", " + std::to_string(r.body.size()) + " bytes" +
            (r.body.empty() ? "" : ": " + oracle::excerpt(r.body, 200).substr(5)) + " (made by " + r.check + ")",
-       {}});
+       {},
+       r.replay});
 }
 
 void CheckContext::cite(const Dropped& d) {
@@ -279,6 +288,7 @@ void CheckContext::add(Finding f) {
 }
 
 void CheckContext::fail(std::string_view rule, const std::string& text) {
+  if (!result_.evidence.empty() && !result_.failing_step) result_.failing_step = result_.evidence.size() - 1;
   result_.findings.push_back({Severity::must, rule, text});
   throw CheckEnded{Outcome::fail, text};
 }

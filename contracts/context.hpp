@@ -89,6 +89,7 @@ struct Recorded {
   std::string target;     // the request's target, for a refusal of a malformed one (shapes.hpp)
   bool keyed = true;      // the request carried an Apikey header
   bool head = false;      // a HEAD request
+  std::optional<Replay> replay;
 };
 
 // The rules on every answer (oracle/answers.hpp) applied to one answer of the run.
@@ -211,6 +212,9 @@ class CheckContext {
   void cover(std::vector<std::string> rules);
   // Evidence that is not an exchange of this context (a reproducer's lines).
   void record_evidence(Evidence e);
+  // The failure this check looks for shows only with callers released at one
+  // instant: its reproducer says so and points at the rerun line.
+  void needs_one_instant() { result_.needs_one_instant = true; }
   [[noreturn]] void fail(std::string_view rule, const std::string& text);
   [[noreturn]] void skip(const std::string& why);
   [[noreturn]] void indeterminate(const std::string& why);
@@ -237,6 +241,7 @@ class CheckContext {
   CheckResult& result_;
   std::unique_ptr<calls::CallDriver> calls_;
   bool gave_up_ = false;  // a request of this check ran out of --timeout: send() sends no more
+  std::chrono::steady_clock::time_point started_;
 
 
   // A tag request whose effect is unknown goes to the janitor by its tag name.

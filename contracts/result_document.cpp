@@ -167,6 +167,7 @@ json::object check_json(const CheckResult& r) {
                       {c::findings, std::move(findings)},
                       {c::evidence, std::move(evidence)}};
   if (r.skipped_by_target) out[c::skipped_by_target] = true;
+  if (!r.reproducer.empty()) out[c::reproducer] = valid_utf8(r.reproducer);
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "contracts/api.hpp"
 #include "contracts/context.hpp"
+#include "contracts/reproducer.hpp"
 #include "core/curl.hpp"
 #include "core/outside.hpp"
 #include "oracle/answers.hpp"
@@ -275,6 +276,7 @@ class Executor {
     // the key is long enough not to match the harness's own words.
     r.message = core::composed(r.message);
     for (auto& f : r.findings) f.text = core::composed(f.text);
+    r.reproducer = core::composed(reproducer(r, shared_.target));
     for (auto& e : r.evidence) e.answer = core::composed(e.answer);
     constexpr std::size_t kMaxEvidence = 60;
     if (r.evidence.size() > kMaxEvidence) r.evidence.resize(kMaxEvidence);

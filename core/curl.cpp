@@ -62,7 +62,9 @@ std::string to_curl(const HttpRequest& request, const BaseUrl& base, std::string
   std::string cmd = "curl -sS -i";
   if (request.method != "GET" || !request.body.empty()) cmd += " -X " + shell_word(request.method);
   cmd += " " + shell_word(base.to_string() + request.target, api_key);
-  for (const auto& h : request.headers) cmd += " -H " + shell_word(h.name + ": " + h.value, api_key);
+  // curl drops a header given with no value ("Name:"); "Name;" sends it empty.
+  for (const auto& h : request.headers)
+    cmd += " -H " + (h.value.empty() ? shell_word(h.name + ";") : shell_word(h.name + ": " + h.value, api_key));
   if (!request.body.empty()) cmd += " --data-binary " + shell_word(request.body, api_key);
   return cmd;
 }

@@ -100,7 +100,7 @@ constexpr std::array kMutants{
                "last uses are kept to the second: aliases used within one second tie and the first in fixture "
                "order is picked"},
     MutantInfo{Mutant::agent_id_numeric, "agent-id-numeric", "identity",
-               "E2, spec 4 and DESIGN 3: GET /api/v1/local-agents/[ID] answers that agent; no 200 for one "
+               "E2, spec 4 (and the harness where it is silent): GET /api/v1/local-agents/[ID] answers that agent; no 200 for one "
                "that does not exist",
                "agent ids are parsed as integers: 0101 and +101 read, snooze and wake agent 101"},
     MutantInfo{Mutant::untag_index_off_by_one, "untag-index-off-by-one", "identity", kR4,
@@ -130,7 +130,7 @@ constexpr std::array kMutants{
                "X2, spec 7.3: the body of an error response is a JSON object with a string msg",
                "the 401 for a missing or wrong Apikey has an empty body (every other error has its msg)"},
     MutantInfo{Mutant::db_long_key_500, "db-long-key-500", "edge",
-               "E6, spec 4 and DESIGN 3: POST /database/[key] sets the value; a 5xx is never a contract answer",
+               "E6, spec 4 (and the harness where it is silent): POST /database/[key] sets the value; a 5xx is never a contract answer",
                "a POST of a key longer than 255 bytes answers 500 (the key column overflows)"},
     MutantInfo{Mutant::minutes_loose_parse, "minutes-loose-parse", "edge", kR3,
                "minutes are read up to the first letter or space: \"10abc\" and \"10 min\" are 10"},
@@ -140,7 +140,7 @@ constexpr std::array kMutants{
                "the tag picks the alias, waits 5 ms, then assigns: two racing tags both answer the same alias "
                "and the first tag is lost before its lifetime"},
     MutantInfo{Mutant::list_unknown_channel_empty, "list-unknown-channel-empty", "state",
-               "E7, spec 4 and DESIGN 3: the list of the channel's aliases; no 200 for a channel that does not exist",
+               "E7, spec 4 (and the harness where it is silent): the list of the channel's aliases; no 200 for a channel that does not exist",
                "the alias list of an unknown channel answers 200 with an empty list"},
     MutantInfo{Mutant::untag_after_expiry_ok, "untag-after-expiry-ok", "lifetime", kR4,
                "deleting a tag that has already expired answers 200 with the alias untagged (the delete path "

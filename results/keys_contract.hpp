@@ -79,6 +79,9 @@ inline constexpr Key evidence = "evidence";
 // true when the check's own body skipped it on what the target answered (a
 // rule the target could have had tested was not); absent otherwise
 inline constexpr Key skipped_by_target = "skipped_by_target";
+// a failed check's POSIX sh script without its first two lines (the
+// interpreter, the rerun line): reports put them before it; absent otherwise
+inline constexpr Key reproducer = "reproducer";
 }  // namespace check
 
 // checks[].findings[]

@@ -165,7 +165,7 @@ Command add_serve_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   sub->add_option("--fault", o->faults, "break one documented behaviour on purpose (repeatable)");
   sub->add_flag("--list-faults", o->list_faults, "print every fault mode with one line and exit");
-  sub->add_option("--mutant", o->mutants, "run a wrong version of the service (issue 25; repeatable)");
+  sub->add_option("--mutant", o->mutants, "run a wrong version of the service (repeatable)");
   sub->add_flag("--list-mutants", o->list_mutants,
                 "print every mutant (name, class, what is wrong, rule broken) and exit");
   sub->add_option("--minute-ms", o->minute_ms, "length of one tag minute in ms (tests shorten it)")

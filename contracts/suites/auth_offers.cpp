@@ -91,6 +91,12 @@ struct NearMiss {
   std::optional<Offer> (*derive)(const std::string& key, std::string& why);
 };
 
+// The key's first n bytes as a POSIX shell word (sh, not only bash: the
+// reproducer scripts run under sh).
+std::string first_chars(std::size_t n) {
+  return "\"$(printf %s \"$CRH_API_KEY\" | cut -c1-" + std::to_string(n) + ")\"";
+}
+
 std::optional<Offer> prefix_equal(const std::string& key, std::string& why) {
   const std::size_t half = char_boundary(key, key.size() / 2);
   if (half == 0) {
@@ -99,7 +105,7 @@ std::optional<Offer> prefix_equal(const std::string& key, std::string& why) {
   }
   std::string rest;  // differs from the key at every position, whatever the case
   for (std::size_t i = half; i < key.size(); ++i) rest.push_back(key[i] == '7' ? '3' : '7');
-  return Offer{key.substr(0, half) + rest, "\"${CRH_API_KEY:0:" + std::to_string(half) + "}\"'" + rest + "'",
+  return Offer{key.substr(0, half) + rest, first_chars(half) + "'" + rest + "'",
                "the key's first " + std::to_string(half) + " characters followed by " + std::to_string(rest.size()) +
                    " other ones (the key's length)"};
 }
@@ -115,13 +121,14 @@ std::optional<Offer> case_changed(const std::string& key, std::string& why) {
     return std::nullopt;
   }
   // Upper-case the lower-case letters if there are any, else lower-case the
-  // upper-case ones: either way a different key, and bash can say which.
+  // upper-case ones: either way a different key, and tr can say which.
   std::string v = key;
   for (auto& c : v) {
     auto u = static_cast<unsigned char>(c);
     c = static_cast<char>(lower ? std::toupper(u) : std::tolower(u));
   }
-  return Offer{v, lower ? "\"${CRH_API_KEY^^}\"" : "\"${CRH_API_KEY,,}\"",
+  return Offer{v, lower ? "\"$(printf %s \"$CRH_API_KEY\" | tr '[:lower:]' '[:upper:]')\""
+                     : "\"$(printf %s \"$CRH_API_KEY\" | tr '[:upper:]' '[:lower:]')\"",
                lower ? "the key in upper case" : "the key in lower case"};
 }
 
@@ -148,7 +155,7 @@ std::optional<Offer> inner_space(const std::string& key, std::string& why) {
   }
   const std::string n = std::to_string(half);
   return Offer{key.substr(0, half) + " " + key.substr(half),
-               "\"${CRH_API_KEY:0:" + n + "}\"' '\"${CRH_API_KEY:" + n + "}\"",
+               first_chars(half) + "' '\"$(printf %s \"$CRH_API_KEY\" | cut -c" + std::to_string(half + 1) + "-)\"",
                "the key with a space inserted after its first " + n + " characters"};
 }
 
@@ -190,6 +197,12 @@ core::Exchange send_offer(CheckContext& ctx, const std::string& id, core::HttpRe
   if (!core::key_is_short(offer.value)) e.response->body = core::Redactor(offer.value).redact(e.response->body);
   Recorded r{id, reproducer(ctx, shown, offer.shell), e.response->status, e.response->header("Content-Type"),
              e.response->body};
+  r.replay = Replay{.request = shown,
+                    .status = r.status,
+                    .content_type = r.content_type,
+                    .body = r.body,
+                    .stand_in = std::string(kStandIn),
+                    .stand_in_shell = offer.shell};
   ctx.run().record(r);  // the run-wide checks judge it like every other answer
   r.check = "this check, with " + offer.words + " " + place.where;
   ctx.cite(r);

@@ -1,0 +1,26 @@
+// A failed check's reproducer: a POSIX sh script (curl, sed, tr, dd) that
+// sends the check's requests again, up to the one whose answer broke the
+// rule, and tells by its exit code whether the service still answers as in
+// the failing run: 1 reproduced; 0 not reproduced, saying where it went
+// otherwise (a step before the failing one answering otherwise means the
+// state the failure needs did not hold there); 2 it could not run (no key).
+//
+// What the service chose in the run (the alias a tag picked) is read from its
+// answers, not repeated: later requests and the compared answer name that
+// alias by a variable. Each tag it made is deleted when it ends, however it
+// ends. Instants in answers are not compared; pauses between steps are kept.
+#pragma once
+
+#include <string>
+
+#include "contracts/check.hpp"
+#include "core/target.hpp"
+
+namespace crh::contracts {
+
+// The script without its "#!/bin/sh" line and its rerun line, which the
+// reports put before it (reports/rerun.hpp): its first line is the headline
+// (a comment saying what it does, or why it cannot). Empty unless `r` failed.
+std::string reproducer(const CheckResult& r, const core::Target& target);
+
+}  // namespace crh::contracts
