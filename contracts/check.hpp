@@ -36,7 +36,7 @@ std::string_view to_string(Severity s);  // "MUST", "SHOULD"
 
 // One exchange as a script sends it again (contracts/reproducer.hpp): the
 // request as sent and what came back.
-struct Replay {
+struct ReplayStep {
   core::HttpRequest request;
   unsigned status = 0;  // 0: no answer
   std::string content_type;
@@ -45,6 +45,7 @@ struct Replay {
   // A word in the request that stands for a variant of the key (the auth
   // offers), and the POSIX shell expression that makes that variant.
   std::string stand_in, stand_in_shell;
+  bool cited = false;  // made by another check (a run-wide check cites it)
 };
 
 // One exchange as people can rerun it.
@@ -52,7 +53,7 @@ struct Evidence {
   std::string curl;    // the request, the key shown as $CRH_API_KEY
   std::string answer;  // "HTTP 401 application/json, 31 bytes: {...}" or "no answer: timeout (...)"
   std::chrono::microseconds elapsed{0};
-  std::optional<Replay> replay;  // none: not an HTTP exchange of this check (a SIP call, a note)
+  std::optional<ReplayStep> replay;  // none: not an HTTP exchange of this check (a SIP call, a note)
 };
 
 struct CheckResult {

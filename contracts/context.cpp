@@ -228,7 +228,7 @@ std::unique_ptr<core::HttpClient> CheckContext::new_client() const {
 void CheckContext::record(const core::Exchange& e) { record_attempt(e, true); }
 
 void CheckContext::record_attempt(const core::Exchange& e, bool final) {
-  Replay replay{.request = e.request,
+  ReplayStep replay{.request = e.request,
                 .at = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
                                                                              started_ - e.elapsed)};
   if (e.answered()) {
@@ -240,7 +240,8 @@ void CheckContext::record_attempt(const core::Exchange& e, bool final) {
       {core::to_curl(e.request, run_.target.base, run_.target.api_key), describe_answer(e), e.elapsed, std::move(replay)});
   result_.timed_out = e.error == core::TransportError::timeout;
   if (final && dropped(e) && well_formed(e.request))
-    run_.record(Dropped{result_.id, result_.evidence.back().curl, result_.evidence.back().answer});
+    run_.record(Dropped{result_.id, result_.evidence.back().curl, result_.evidence.back().answer,
+                        result_.evidence.back().replay});
   if (!e.answered()) return;
   run_.answered_any = true;
   const auto& r = *e.response;
@@ -261,17 +262,21 @@ oracle::AnswerJudgement judge(const Recorded& r) {
 }
 
 void CheckContext::cite(const Recorded& r) {
+  auto replay = r.replay;
+  if (replay) replay->cited = true;
   result_.evidence.push_back(
       {r.curl,
        "HTTP " + std::to_string(r.status) + (r.content_type.empty() ? " (no Content-Type)" : " " + r.content_type) +
            ", " + std::to_string(r.body.size()) + " bytes" +
            (r.body.empty() ? "" : ": " + oracle::excerpt(r.body, 200).substr(5)) + " (made by " + r.check + ")",
        {},
-       r.replay});
+       std::move(replay)});
 }
 
 void CheckContext::cite(const Dropped& d) {
-  result_.evidence.push_back({d.curl, d.answer + " (made by " + d.check + ")", {}});
+  auto replay = d.replay;
+  if (replay) replay->cited = true;
+  result_.evidence.push_back({d.curl, d.answer + " (made by " + d.check + ")", {}, std::move(replay)});
 }
 
 void CheckContext::require(bool ok, std::string_view rule, const std::string& text) {

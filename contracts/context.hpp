@@ -89,7 +89,7 @@ struct Recorded {
   std::string target;     // the request's target, for a refusal of a malformed one (shapes.hpp)
   bool keyed = true;      // the request carried an Apikey header
   bool head = false;      // a HEAD request
-  std::optional<Replay> replay;
+  std::optional<ReplayStep> replay;
 };
 
 // The rules on every answer (oracle/answers.hpp) applied to one answer of the run.
@@ -101,6 +101,7 @@ struct Dropped {
   std::string check;
   std::string curl;
   std::string answer;  // describe_answer: why there was none
+  std::optional<ReplayStep> replay;
 };
 
 // What every check of one run shares.
@@ -215,6 +216,11 @@ class CheckContext {
   // The failure this check looks for shows only with callers released at one
   // instant: its reproducer says so and points at the rerun line.
   void needs_one_instant() { result_.needs_one_instant = true; }
+  // The evidence so far ends with the exchange the coming failure rests on
+  // (else fail() takes the last one when it is called).
+  void fails_at_last_evidence() {
+    if (!result_.evidence.empty()) result_.failing_step = result_.evidence.size() - 1;
+  }
   [[noreturn]] void fail(std::string_view rule, const std::string& text);
   [[noreturn]] void skip(const std::string& why);
   [[noreturn]] void indeterminate(const std::string& why);

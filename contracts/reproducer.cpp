@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "core/api.hpp"
@@ -24,7 +25,7 @@ struct Captured {
 
 // A text as one shell word, the key written as $CRH_API_KEY and the replay's
 // stand-in (an offered variant of the key) as its shell expression.
-std::string word(std::string_view text, const Replay& step, const core::Target& target) {
+std::string word(std::string_view text, const ReplayStep& step, const core::Target& target) {
   if (step.stand_in.empty()) return core::shell_word(text, target.api_key);
   std::string out;
   for (std::size_t pos = 0;;) {
@@ -37,29 +38,48 @@ std::string word(std::string_view text, const Replay& step, const core::Target& 
   }
 }
 
-// The key of the alias id a tag answered: where to read it from next time.
-std::optional<std::string> id_key(const json::value& v, const core::FieldNames& names, const std::string& id) {
+// The object of a tag's answer that holds the alias id it answered, and the
+// key of the id there.
+const json::object* alias_object(const json::value& v, const core::FieldNames& names, const std::string& id,
+                                 std::string& key) {
   if (const auto* o = v.if_object()) {
-    for (const auto& key : names.alias_id)
-      if (const auto* f = o->if_contains(key)) {
-        if (f->is_string() && f->get_string() == id) return key;
-        if (f->is_int64() && std::to_string(f->get_int64()) == id) return key;
-      }
+    for (const auto& k : names.alias_id)
+      if (const auto* f = o->if_contains(k))
+        if ((f->is_string() && f->get_string() == id) || (f->is_int64() && std::to_string(f->get_int64()) == id)) {
+          key = k;
+          return o;
+        }
     for (const auto& [k, child] : *o)
-      if (auto found = id_key(child, names, id)) return found;
+      if (const auto* found = alias_object(child, names, id, key)) return found;
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+// What the service chose when it picked the alias: its id (under `id_key`)
+// and every other string field but the tag sent and instants, as (key,
+// value) pairs, the id first.
+std::vector<std::pair<std::string, std::string>> chosen_fields(const json::object& alias, const std::string& id_key,
+                                                               const std::string& id, const core::FieldNames& names) {
+  std::vector<std::pair<std::string, std::string>> out{{id_key, id}};
+  for (const auto& [k, v] : alias) {
+    if (!v.is_string() || k == id_key || k == names.alias_tag || k == names.alias_expiry) continue;
+    const std::string value(v.get_string());
+    const bool instant = value.size() >= 10 && value[4] == '-' && value[7] == '-';
+    if (!value.empty() && !instant) out.push_back({std::string(k), value});
+  }
+  return out;
 }
 
 // The request's target with an alias the script read earlier written as its
 // variable ("/channels/1/alias-numbers/"$v1"/calls"), as shell words.
-std::string target_words(const Replay& step, const core::Target& target, const std::vector<Captured>& captured) {
+std::string target_words(const ReplayStep& step, const core::Target& target, const std::vector<Captured>& captured) {
   const auto& r = step.request;
   const auto whole = [&] { return word(r.target, step, target); };
   const auto seen = core::api::recognize(target.dialect.call_hook, r.method, r.target);
   if (!seen || (seen->op != Operation::untag && seen->op != Operation::call)) return whole();
-  const auto var = std::find_if(captured.begin(), captured.end(), [&](const Captured& c) { return c.value == seen->id; });
-  if (var == captured.end()) return whole();
+  // The latest alias of that id: the same alias tagged again may be another one next time.
+  const auto var = std::find_if(captured.rbegin(), captured.rend(), [&](const Captured& c) { return c.value == seen->id; });
+  if (var == captured.rend()) return whole();
   core::api::Sent sent{.id = std::string(kMarker), .channel = seen->channel, .caller = "x"};
   const auto path = [&] {
     const std::string t = core::api::request_as_sent(target, seen->op, sent).target;
@@ -77,7 +97,7 @@ std::string target_words(const Replay& step, const core::Target& target, const s
 }
 
 // The curl arguments after "send": method, URL, headers, body.
-std::string curl_args(const Replay& step, const core::Target& target, const std::vector<Captured>& captured) {
+std::string curl_args(const ReplayStep& step, const core::Target& target, const std::vector<Captured>& captured) {
   const auto& r = step.request;
   std::string out;
   if (r.method != "GET" || !r.body.empty()) out += "-X " + core::shell_word(r.method) + " ";
@@ -101,8 +121,8 @@ std::string expected_words(const std::string& body, const std::vector<Captured>&
   for (std::size_t i = 0; i < body.size();) {
     bool replaced = false;
     if (body[i] == '"')
-      for (const auto& c : captured) {
-        const std::string quoted = "\"" + c.value + "\"";
+      for (auto c = captured.rbegin(); c != captured.rend(); ++c) {
+        const std::string quoted = "\"" + c->value + "\"";
         if (body.compare(i, quoted.size(), quoted) != 0) continue;
         // Only a value: after a colon, and not a channel's.
         auto before = body.find_last_not_of(" \t", i == 0 ? 0 : i - 1);
@@ -115,7 +135,7 @@ std::string expected_words(const std::string& body, const std::vector<Captured>&
         if (key.find("channel") != std::string::npos) continue;
         literal += '"';
         flush();
-        out += "\"$" + c.var + "\"";
+        out += "\"$" + c->var + "\"";
         literal += '"';
         i += quoted.size();
         replaced = true;
@@ -153,6 +173,23 @@ std::string field_names(const std::string& body) {
   return out;
 }
 
+// What item() in the script prints for `id` under `key` in `body`: the
+// text after the '{' that opens the object starting with that field, to the
+// next '{', without the closing "},]" and spaces. Nothing when none.
+std::optional<std::string> item_text(const std::string& body, const std::string& key, const std::string& id) {
+  for (std::size_t at = body.find('{'); at != std::string::npos; at = body.find('{', at + 1)) {
+    const auto end = body.find('{', at + 1);
+    std::string line = body.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+    for (const std::string& form : {"\"" + key + "\":\"" + id + "\"", "\"" + key + "\":" + id})
+      if (line.compare(0, form.size(), form) == 0 && form.size() < line.size() &&
+          (line[form.size()] == ',' || line[form.size()] == '}')) {
+        while (!line.empty() && std::string_view("]},\t\n\r ").find(line.back()) != std::string_view::npos) line.pop_back();
+        return line;
+      }
+  }
+  return std::nullopt;
+}
+
 std::string seconds(std::chrono::microseconds us) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3f", static_cast<double>(us.count()) / 1e6);
@@ -188,7 +225,7 @@ trap 'exit 2' HUP INT TERM
 # send ARGS: curl ARGS; the answer in $d/body and $d/head, its status in $status (000: no answer)
 send() { status=$(curl -sS -o "$d/body" -D "$d/head" -w '%{http_code}' "$@" 2>"$d/err") || status=000; }
 # the answer's body, its instants masked, at most 400 bytes
-shown() { sed -E 's/"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+(Z|[+-][0-9:]+)?"/"(an instant)"/g' "$@"; }
+shown() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+(Z|[+-][0-9:]+)?/(an instant)/g' "$@"; }
 excerpt() { dd bs=400 count=1 2>/dev/null < "$d/body"; }
 media() { tr -d '\r' < "$d/head" | sed -n 's/^[Cc][Oo][Nn][Tt][Ee][Nn][Tt]-[Tt][Yy][Pp][Ee]:[[:space:]]*\([^;[:space:]]*\).*/\1/p' | tr '[:upper:]' '[:lower:]' | sed -n '$p'; }
 # keys: the field names of the answer, sorted (the form of the answer, not its values)
@@ -203,6 +240,21 @@ step() {
   echo "  the failing run: HTTP $3 $4 with the fields $5"
   exit 0
 }
+# picked N VAR SAME OTHERS: the tag of step N picked the alias each tag of SAME picked and none of OTHERS picked,
+# as in the failing run (the order of picks, whatever the aliases are)
+picked() {
+  eval "now=\$$2"
+  for other in $3; do
+    eval "was=\$$other"
+    [ "$now" = "$was" ] || { echo "not reproduced (exit 0): the tag of step $1 picked alias $now, not the alias an earlier tag picked ($was) as in the failing run"; exit 0; }
+  done
+  for other in $4; do
+    eval "was=\$$other"
+    [ "$now" != "$was" ] || { echo "not reproduced (exit 0): the tag of step $1 picked alias $now, as an earlier tag did, which it did not in the failing run"; exit 0; }
+  done
+}
+# item KEY ID: the object of the answer that holds ID under KEY, as one line (nothing when none does)
+item() { tr '{' '\n' < "$d/body" | grep -E "^\"$1\"[[:space:]]*:[[:space:]]*\"?$2\"?[,}]" | sed 's/[]},[:space:]]*$//' | sed -n 1p; }
 # read KEY: the first value under "KEY" in the answer (a string or a number)
 read_field() { tr ',{}' '\n\n\n' < "$d/body" | sed -n "s/^[[:space:]]*\"$1\"[[:space:]]*:[[:space:]]*\"\{0,1\}\([^\"]*\)\"\{0,1\}[[:space:]]*\$/\1/p" | sed -n 1p; }
 )sh";
@@ -213,11 +265,160 @@ std::string replaced(std::string text, std::string_view from, const std::string&
   return text;
 }
 
+// "within 28 ms of the end of the tag of step 1" when the failing step was
+// sent that close to the end of a tag of the check (its minutes from the
+// request, the target's minute): replayed a little later, as a script is,
+// a correct service answers as the failing run did. Closer than 100 ms,
+// or 20 ms a step before it (what starting curl costs, step after step).
+std::optional<std::string> near_a_tags_end(const CheckResult& r, std::size_t first, std::size_t last,
+                                           const core::Target& target) {
+  const auto& failing = *r.evidence[last].replay;
+  const auto margin = std::max<std::chrono::microseconds>(std::chrono::milliseconds(100),
+                                                          std::chrono::milliseconds(20) * static_cast<int>(last - first));
+  for (std::size_t i = first; i < last; ++i) {
+    const auto& step = *r.evidence[i].replay;
+    const auto seen = core::api::recognize(target.dialect.call_hook, step.request.method, step.request.target);
+    if (!seen || seen->op != Operation::tag || step.status != 200) continue;
+    const auto minutes = core::api::request_parameter(step.request, "minutes");
+    if (!minutes) continue;
+    char* end = nullptr;
+    const double m = std::strtod(minutes->c_str(), &end);
+    if (end == minutes->c_str() || m <= 0) continue;
+    const auto ends = step.at + std::chrono::duration_cast<std::chrono::microseconds>(target.minute * m);
+    const auto off = failing.at > ends ? failing.at - ends : ends - failing.at;
+    if (off < margin)
+      return "within " + std::to_string(off.count() / 1000) + " ms of the end of the tag of step " +
+             std::to_string(i + 1);
+  }
+  return std::nullopt;
+}
+
 std::string first_must(const CheckResult& r) {
   for (const auto& f : r.findings)
     if (f.severity == Severity::must) return "rule " + std::string(f.rule) + ": " + f.text;
   return r.message;
 }
+
+// The script's lines, step by step: what it read from the answers so far.
+class Script {
+ public:
+  Script(const CheckResult& r, const core::Target& target) : r_(r), target_(target) {}
+
+  void step(std::size_t i, bool last) {
+    const ReplayStep& step = *r_.evidence[i].replay;
+    const std::string n = std::to_string(i + 1);
+    // The step as the script sends it, its alias the one read this time.
+    const std::string label = core::shell_word(step.request.method + " ") + target_words(step, target_, captured_);
+    if (sent_any_ && step.at - previous_ >= std::chrono::milliseconds(20))
+      out_ += "sleep " + seconds(step.at - previous_) + "  # the pause the check made here\n";
+    sent_any_ = true;
+    previous_ = step.at;
+    out_ += "\necho " + core::shell_word("step " + n + ": ") + label + "\n";
+    out_ += "send " + curl_args(step, target_, captured_) + "\n";
+    const auto seen = core::api::recognize(target_.dialect.call_hook, step.request.method, step.request.target);
+    const bool tag = seen && seen->op == Operation::tag;
+    std::vector<Captured> picked;
+    std::optional<std::string> picked_id;
+    if (tag) picked = read_pick(step, picked_id);
+    const std::string status = step.status == 0 ? "000" : std::to_string(step.status);
+    // Values are compared where they are the service's answer to this
+    // check alone: not a list before the last (it holds what other clients
+    // did), not a tag before the last (the alias it chose, compared by the
+    // order of picks), not a refusal (its msg is free text: its form is
+    // compared). The failing step's values are compared whatever it is: a
+    // "reproduced" must never come from a correct service.
+    const bool chosen = seen && (seen->op == Operation::list_aliases || seen->op == Operation::list_agents);
+    const bool values = step.status != 0 && step.status < 400 && (last || (!chosen && !tag));
+    // The last tag's answer is compared as it was: the alias it picked is what it is judged on.
+    const std::string expected = !values ? "" : last && tag ? core::shell_word(step.body)
+                                                            : expected_words(step.body, captured_);
+    if (!last) {
+      out_ += "step " + n + " " + label + " " + status + " " + core::shell_word(media_type(step.content_type)) + " " +
+              core::shell_word(field_names(step.body)) + (values ? " " + expected : "") + "\n";
+      if (picked_id) order_of_picks(n, picked.front().var, *picked_id);
+    } else {
+      if (picked_id) order_of_picks(n, picked.front().var, *picked_id);
+      std::string same = "[ \"$status\" = " + status + " ]";
+      if (step.status != 0)
+        same += " && [ \"$(media)\" = " + core::shell_word(media_type(step.content_type)) + " ] && [ \"$(keys \"$d/body\")\" = " +
+                core::shell_word(field_names(step.body)) + " ]";
+      const bool alias_list = seen && seen->op == Operation::list_aliases && !picks_.empty();
+      if (values && alias_list) {
+        // The list of the aliases this script tagged: each as it was listed
+        // (or not listed) in the failing run; other aliases hold what others did.
+        for (const auto& [var, id] : picks_) {
+          const auto listed = item_text(step.body, id_key_, id);
+          const std::string got = "\"$(item " + core::shell_word(id_key_) + " \"$" + var + "\" | shown)\"";
+          same += listed ? " && [ " + got + " = \"$(printf '%s' " + expected_words(*listed, captured_) + " | shown)\" ]"
+                         : " && [ -z " + got + " ]";
+        }
+      } else if (values) {
+        out_ += "\nexpected=" + expected + "\n";
+        same += " && [ \"$(shown \"$d/body\")\" = \"$(printf '%s' \"$expected\" | shown)\" ]";
+      }
+      out_ += "if " + same + "; then\n";
+      out_ += "  echo " + core::shell_word("REPRODUCED (exit 1): step " + n + " answered as in the failing run") + "\n";
+      out_ += "  echo " + core::shell_word("  the failure: " + first_must(r_)) + "\n";
+      out_ += "  echo \"  this time: HTTP $status $(excerpt)\"\n  exit 1\nfi\n";
+      out_ += "echo " + core::shell_word("not reproduced (exit 0): step " + n + " answered otherwise than in the failing run") + "\n";
+      out_ += "echo \"  this time: HTTP $status $(excerpt)\"\n";
+      out_ += "echo " + core::shell_word("  the failing run got: " + r_.evidence[i].answer) + "\n";
+      out_ += "exit 0\n";
+    }
+    captured_.insert(captured_.end(), picked.begin(), picked.end());
+  }
+
+  const std::string& text() const { return out_; }
+
+ private:
+  const CheckResult& r_;
+  const core::Target& target_;
+  std::string out_;
+  std::vector<Captured> captured_;
+  int tags_ = 0;
+  std::string id_key_;  // where the last tag answer held the alias id
+  std::vector<std::pair<std::string, std::string>> picks_;  // each tag's variable and the run's alias id
+  std::chrono::microseconds previous_{0};
+  bool sent_any_ = false;
+
+  // An alias a tag picked: read into variables (its id first), untagged at
+  // the end. A tag the failing run saw refused may be taken this time: it is
+  // untagged at the end too.
+  std::vector<Captured> read_pick(const ReplayStep& step, std::optional<std::string>& picked_id) {
+    std::vector<Captured> picked;
+    const auto& names = target_.dialect.fields;
+    boost::system::error_code ec;
+    const auto answer = step.status == 200 ? json::parse(step.body, ec) : json::value();
+    const auto id = step.status == 200 && !ec ? core::api::tagged_alias_id(names, answer) : std::nullopt;
+    std::string key;
+    const auto* alias = id ? alias_object(answer, names, *id, key) : nullptr;
+    if (!alias) {
+      out_ += "t=$(read_field " + core::shell_word(id_key_.empty() ? names.alias_id.front() : id_key_) +
+              "); [ \"$status\" = 200 ] && [ -n \"$t\" ] && made=\"$made $t\"\n";
+      return picked;
+    }
+    const std::string tag = "v" + std::to_string(++tags_);
+    for (const auto& [field, value] : chosen_fields(*alias, key, *id, names)) {
+      const std::string var = picked.empty() ? tag : tag + "_" + std::to_string(picked.size() + 1);
+      out_ += var + "=$(read_field " + core::shell_word(field) + ")\n";
+      picked.push_back({var, value});
+    }
+    out_ += "[ \"$status\" = 200 ] && [ -n \"$" + tag + "\" ] && made=\"$made $" + tag + "\"\n";
+    id_key_ = key;
+    picked_id = id;
+    return picked;
+  }
+
+  // Which earlier picks it repeats, as in the failing run: the order of the
+  // picks is what a wrong choice changes, whatever the aliases are.
+  void order_of_picks(const std::string& n, const std::string& var, const std::string& id) {
+    std::string same, others;
+    for (const auto& [earlier, earlier_id] : picks_) (earlier_id == id ? same : others) += " " + earlier;
+    if (!picks_.empty())
+      out_ += "picked " + n + " " + var + " " + core::shell_word(same) + " " + core::shell_word(others) + "\n";
+    picks_.push_back({var, id});
+  }
+};
 
 }  // namespace
 
@@ -225,85 +426,39 @@ std::string reproducer(const CheckResult& r, const core::Target& target) {
   if (r.outcome != Outcome::fail) return {};
   const std::string what = first_must(r);
   const std::string head = "# crh reproducer of " + r.id + ": ";
+  const auto cannot = [&](const std::string& why) {
+    return head + why + ": run the rerun line below\n" + comment("What failed: " + what);
+  };
   if (r.needs_one_instant)
-    return head + "this failure shows only with callers released at one instant, which a shell cannot do: run the "
-                  "rerun line below\n" + comment("What failed: " + what);
-  if (!r.failing_step)
-    return head + "the check failed before it sent anything: run the rerun line below\n" + comment("What failed: " + what);
+    return cannot("this failure shows only with callers released at one instant, which a shell cannot do");
+  if (!r.failing_step) return cannot("the check failed before it sent anything");
   const std::size_t last = *r.failing_step;
-  for (std::size_t i = 0; i <= last; ++i)
+  // A run-wide check's evidence cites other checks' exchanges: the one that
+  // failed is sent alone, out of the sequence it was part of.
+  const std::size_t first = r.evidence[last].replay && r.evidence[last].replay->cited ? last : 0;
+  for (std::size_t i = first; i <= last; ++i)
     if (!r.evidence[i].replay)
-      return head + "not self-contained: step " + std::to_string(i + 1) + " (" + r.evidence[i].curl +
-             ") is no HTTP request a shell script can send: run the rerun line below\n" +
-             comment("What failed: " + what);
+      return cannot("not self-contained: step " + std::to_string(i + 1) + " (" + r.evidence[i].curl +
+                    ") is no HTTP request a shell script can send");
+  if (auto near = near_a_tags_end(r, first, last, target))
+    return cannot("its failing step came " + *near + ", a timing a shell's sleeps cannot keep to");
 
   core::api::Sent untag{.id = std::string(kMarker), .channel = target.channel};
   const std::string untag_path = core::api::request_as_sent(target, Operation::untag, untag).target;
-  std::string body = head + "sends its " + std::to_string(last + 1) +
-                     " request(s) again; exit 1 when the service answers the last as in the failing run, 0 when it "
-                     "does not (or when a step before it answers otherwise: the state it needs does not hold there)\n";
-  body += comment("What failed: " + what);
-  body += "# Needs curl and CRH_API_KEY (the target's key); CRH_BASE_URL=http://host:port sends it elsewhere.\n"
-          "# Every alias it tags is untagged when it ends.\n";
-  body += replaced(replaced(kHelpers, "@BASE@", core::shell_word(target.base.to_string())), "@UNTAG@",
-                   replaced(core::shell_word(untag_path), "%01", "'\"$a\"'"));
-
-  std::vector<Captured> captured;
-  std::chrono::microseconds previous{0};
-  for (std::size_t i = 0; i <= last; ++i) {
-    const Replay& step = *r.evidence[i].replay;
-    const std::string n = std::to_string(i + 1);
-    // The step as the script sends it, its alias the one read this time.
-    const std::string label = core::shell_word(step.request.method + " ") + target_words(step, target, captured);
-    if (i > 0 && step.at - previous > std::chrono::milliseconds(100))
-      body += "sleep " + seconds(step.at - previous) + "  # the pause the check made here\n";
-    previous = step.at;
-    body += "\necho " + core::shell_word("step " + n + ": ") + label + "\n";
-    body += "send " + curl_args(step, target, captured) + "\n";
-    const std::string run_status = step.status == 0 ? "000" : std::to_string(step.status);
-    // An alias a tag picked: read, named by a variable, untagged at the end.
-    const auto seen = core::api::recognize(target.dialect.call_hook, step.request.method, step.request.target);
-    std::optional<Captured> picked;
-    if (seen && seen->op == Operation::tag && step.status == 200) {
-      boost::system::error_code ec;
-      const auto answer = json::parse(step.body, ec);
-      const auto id = ec ? std::nullopt : core::api::tagged_alias_id(target.dialect.fields, answer);
-      const auto key = id ? id_key(answer, target.dialect.fields, *id) : std::nullopt;
-      if (key) picked = Captured{"v" + std::to_string(captured.size() + 1), *id};
-      if (picked) {
-        const std::string var = picked->var;
-        body += var + "=$(read_field " + core::shell_word(*key) + "); [ -n \"$" + var + "\" ] && made=\"$made $" + var +
-                "\"\n";
-      }
-    }
-    // A list holds what other clients did, a tag answer the alias the service
-    // chose: their form is compared, not their values.
-    const bool chosen = seen && (seen->op == Operation::list_aliases || seen->op == Operation::list_agents ||
-                                 seen->op == Operation::tag);
-    if (i < last)
-      body += "step " + n + " " + label + " " + run_status + " " + core::shell_word(media_type(step.content_type)) +
-              " " + core::shell_word(field_names(step.body)) +
-              (chosen || step.status == 0 ? "" : " " + expected_words(step.body, captured)) + "\n";
-    if (i == last) {
-      const std::string expected = step.status == 0 ? "" : expected_words(step.body, captured);
-      body += "\nexpected=" + expected + "\n";
-      std::string same = "[ \"$status\" = " + run_status + " ]";
-      if (step.status != 0) {
-        same += " && [ \"$(media)\" = " + core::shell_word(media_type(step.content_type)) + " ]";
-        same += " && [ \"$(shown \"$d/body\")\" = \"$(printf '%s' \"$expected\" | shown)\" ]";
-      }
-      body += "if " + same + "; then\n";
-      body += "  echo " + core::shell_word("REPRODUCED (exit 1): step " + n + " answered as in the failing run") + "\n";
-      body += "  echo " + core::shell_word("  the failure: " + what) + "\n";
-      body += "  echo \"  this time: HTTP $status $(excerpt)\"\n  exit 1\nfi\n";
-      body += "echo " + core::shell_word("not reproduced (exit 0): step " + n + " answered otherwise than in the failing run") + "\n";
-      body += "echo \"  this time: HTTP $status $(excerpt)\"\n";
-      body += "echo " + core::shell_word("  the failing run got: " + r.evidence[i].answer) + "\n";
-      body += "exit 0\n";
-    }
-    if (picked) captured.push_back(*picked);
-  }
-  return body;
+  std::string out = head + "sends " + (first == last ? "the request that failed" : "its " + std::to_string(last + 1) +
+                                                                                      " requests") +
+                    " again; exit 1 when the service answers as in the failing run, 0 when it does not (a step "
+                    "before the last answering otherwise: the state the failure needs does not hold there)\n";
+  out += comment("What failed: " + what);
+  if (first == last && last > 0)
+    out += "# The check that made it sent it among others; sent alone it may find another state.\n";
+  out += "# Needs curl and CRH_API_KEY (the target's key); CRH_BASE_URL=http://host:port sends it elsewhere.\n"
+         "# Every alias it tags is untagged when it ends.\n";
+  out += replaced(replaced(kHelpers, "@BASE@", core::shell_word(target.base.to_string())), "@UNTAG@",
+                  replaced(core::shell_word(untag_path), "%01", "'\"$a\"'"));
+  Script script(r, target);
+  for (std::size_t i = first; i <= last; ++i) script.step(i, i == last);
+  return out + script.text();
 }
 
 }  // namespace crh::contracts

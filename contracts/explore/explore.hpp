@@ -80,6 +80,7 @@ struct Answer {
   bool dropped = false;    // the connection closed without an answer (sent twice when idempotent)
   std::string curl;        // the request, key as $CRH_API_KEY
   std::string described;   // "HTTP 200 application/json, 40 bytes: {...}" or why there was none
+  core::HttpRequest request;  // as sent, for a reproducer script
 };
 
 // How steps reach a target: the live one over HTTP, or a test's.

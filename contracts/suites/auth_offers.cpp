@@ -197,7 +197,7 @@ core::Exchange send_offer(CheckContext& ctx, const std::string& id, core::HttpRe
   if (!core::key_is_short(offer.value)) e.response->body = core::Redactor(offer.value).redact(e.response->body);
   Recorded r{id, reproducer(ctx, shown, offer.shell), e.response->status, e.response->header("Content-Type"),
              e.response->body};
-  r.replay = Replay{.request = shown,
+  r.replay = ReplayStep{.request = shown,
                     .status = r.status,
                     .content_type = r.content_type,
                     .body = r.body,

@@ -74,6 +74,7 @@ class LiveWire final : public explore::Wire {
       if (e.error == core::TransportError::connect_failed) ctx_.run().target_lost = true;
       if (e.answered()) ctx_.run().answered_any = true;
       a.curl = curl(e.request, step.key);
+      a.request = e.request;
       a.described = describe_answer(e);
       out.push_back(std::move(a));
     }
@@ -334,7 +335,8 @@ void explore_sequences(CheckContext& ctx) {
   // tag's minutes), as a sleep before it.
   std::int64_t last_ms = 0;
   std::string waited;  // a wait's note: said with the step after it, whose sleep it is
-  for (const auto& s : kept.sent) {
+  for (std::size_t i = 0; i < kept.sent.size(); ++i) {
+    const auto& s = kept.sent[i];
     if (s.ops.empty()) {
       waited = s.note;
       continue;
@@ -348,7 +350,18 @@ void explore_sequences(CheckContext& ctx) {
     e.answer = (waited.empty() ? "" : "(" + waited + ") ") + s.answers.front().described;
     waited.clear();
     for (std::size_t j = 1; j < s.answers.size(); ++j) e.answer += " | " + s.answers[j].described;
+    if (s.answers.size() > 1) {
+      ctx.needs_one_instant();  // a burst: callers at once
+    } else {
+      const auto& a = s.answers.front();
+      e.replay = ReplayStep{.request = a.request,
+                            .status = a.observed.answered ? a.observed.status : 0u,
+                            .content_type = a.content_type,
+                            .body = a.observed.answered ? a.observed.body : std::string(),
+                            .at = std::chrono::milliseconds(at)};
+    }
     ctx.record_evidence(std::move(e));
+    if (kept.failure && i == kept.failure->step) ctx.fails_at_last_evidence();
   }
   std::size_t shrunk_ops = 0;
   for (const auto& s : kept.sent) shrunk_ops += s.ops.size();
