@@ -53,11 +53,13 @@ test: build-all
 # comparison's coverage and A/A simulations (14 s under ASan). So
 # are the 10,000 sequences of `crh contract --explore` from the command line
 # (the in-process exploration tests run the same code there) and the browser
-# opening the pages (Chromium, not crh, is what runs).
+# opening the pages (Chromium, not crh, is what runs), and the 76 contract
+# runs of every fault mode and mutant behind the reproducer scripts (the
+# contract tests run the same checks there; what is judged is sh and curl).
 ASAN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O0 -g1 -DNDEBUG" -DCRH_UNITY_TESTS=ON
 TSAN_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
 SANITIZE_UNIT_EXCLUDE = PercentileIntervalCoverage.*:PairedShift.CoversTheTrueShiftAsOftenAsItSaysOnKnownDistributions:JudgePairs.TwoIdenticalTargetsSeldomRegressAndATenPercentSlowdownIsFlagged:Explore.TheHealthyReferenceNeverDivergesOverManySeeds:TagLedger.ACorrectTargetNeverMakesAViolationWhateverTheInterleaving:TagLedger.TagsTheTargetRunsAfterTheLoadGaveUpOnThemMakeNoViolation:TagLedger.ATargetThatNeverTagsAnAliasAgainIsCaughtEveryTime
-SANITIZE_EXCLUDE = ^(cli[.]zoo_slice|bench[.]gate_false_alarms_bounded|cli[.]explore|reports[.]browser|(house|build|deploy)[.].*)$$
+SANITIZE_EXCLUDE = ^(cli[.]zoo_slice|cli[.]reproducers|bench[.]gate_false_alarms_bounded|cli[.]explore|reports[.]browser|(house|build|deploy)[.].*)$$
 # Under the sanitizers the unit tests run a binary at a time
 # (scripts/run-unit-tests.sh: a process per test cost ~85 ms each there), and
 # ctest runs the rest: the command-line tests, named part.name in lower case.

@@ -78,6 +78,8 @@ CheckResult check_from_json(const json::object& o) {
                           string_at(exchange, ev::answer, where + ".evidence[]"),
                           from_ms(number_at(exchange, ev::elapsed_ms, where + ".evidence[]"))});
   }
+  if (const auto* script = o.if_contains(c::reproducer); script && script->is_string())
+    r.reproducer = script->get_string();
   return r;
 }
 

@@ -1,6 +1,7 @@
 // A failed check's exchanges as a POSIX sh script.
 #include "contracts/reproducer.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -23,15 +24,39 @@ struct Captured {
   std::string value;  // "3"
 };
 
+// One POSIX sh word for `text` (core::shell_word's $'...' for control
+// bytes is bash's, not sh's): with control bytes, the bytes as printf octal
+// escapes in a command substitution (which drops trailing newlines: a text
+// ending in one loses it).
+std::string sh_word(std::string_view text, std::string_view secret = {}) {
+  const bool control = std::any_of(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+  if (!control) return core::shell_word(text, secret);
+  std::string format;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f || c == '\\' || c == '%' || c == '\'') {
+      char octal[8];
+      std::snprintf(octal, sizeof octal, "\\%03o", u);
+      format += octal;
+    } else {
+      format += c;
+    }
+  }
+  return "\"$(printf '" + format + "')\"";
+}
+
 // A text as one shell word, the key written as $CRH_API_KEY and the replay's
 // stand-in (an offered variant of the key) as its shell expression.
 std::string word(std::string_view text, const ReplayStep& step, const core::Target& target) {
-  if (step.stand_in.empty()) return core::shell_word(text, target.api_key);
+  if (step.stand_in.empty()) return sh_word(text, target.api_key);
   std::string out;
   for (std::size_t pos = 0;;) {
     const auto hit = text.find(step.stand_in, pos);
     const auto piece = text.substr(pos, hit == std::string_view::npos ? std::string_view::npos : hit - pos);
-    if (!piece.empty()) out += core::shell_word(piece, target.api_key);
+    if (!piece.empty()) out += sh_word(piece, target.api_key);
     if (hit == std::string_view::npos) return out.empty() ? "''" : out;
     out += step.stand_in_shell;
     pos = hit + step.stand_in.size();
@@ -100,12 +125,12 @@ std::string target_words(const ReplayStep& step, const core::Target& target, con
 std::string curl_args(const ReplayStep& step, const core::Target& target, const std::vector<Captured>& captured) {
   const auto& r = step.request;
   std::string out;
-  if (r.method != "GET" || !r.body.empty()) out += "-X " + core::shell_word(r.method) + " ";
+  if (r.method != "GET" || !r.body.empty()) out += "-X " + sh_word(r.method) + " ";
   if (r.method == "HEAD") out = "-I ";
   out += "\"$base\"" + target_words(step, target, captured);
   // curl drops a header given with no value ("Name:"); "Name;" sends it empty.
   for (const auto& h : r.headers)
-    out += " -H " + (h.value.empty() ? core::shell_word(h.name + ";") : word(h.name + ": " + h.value, step, target));
+    out += " -H " + (h.value.empty() ? sh_word(h.name + ";") : word(h.name + ": " + h.value, step, target));
   if (!r.body.empty()) out += " --data-binary " + word(r.body, step, target);
   return out;
 }
@@ -115,7 +140,7 @@ std::string curl_args(const ReplayStep& step, const core::Target& target, const 
 std::string expected_words(const std::string& body, const std::vector<Captured>& captured) {
   std::string out, literal;
   const auto flush = [&] {
-    if (!literal.empty()) out += core::shell_word(literal);
+    if (!literal.empty()) out += sh_word(literal);
     literal.clear();
   };
   for (std::size_t i = 0; i < body.size();) {
@@ -190,6 +215,30 @@ std::optional<std::string> item_text(const std::string& body, const std::string&
   return std::nullopt;
 }
 
+// What tagged() in the script counts: the pieces of `body` between ',' and
+// '{' that start with "FIELD": followed by a string (a tag).
+int tagged_count(const std::string& body, const std::string& field) {
+  int n = 0;
+  std::size_t from = 0;
+  for (;;) {
+    const auto end = body.find_first_of(",{", from);
+    std::string_view piece(body.data() + from, (end == std::string::npos ? body.size() : end) - from);
+    while (!piece.empty() && (piece.front() == ' ' || piece.front() == '\t' || piece.front() == '\n')) piece.remove_prefix(1);
+    const std::string name = "\"" + field + "\"";
+    if (piece.substr(0, name.size()) == name) {
+      auto rest = piece.substr(name.size());
+      while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+      if (!rest.empty() && rest.front() == ':') {
+        rest.remove_prefix(1);
+        while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+        n += !rest.empty() && rest.front() == '"';
+      }
+    }
+    if (end == std::string::npos) return n;
+    from = end + 1;
+  }
+}
+
 std::string seconds(std::chrono::microseconds us) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3f", static_cast<double>(us.count()) / 1e6);
@@ -238,6 +287,7 @@ step() {
   echo "not reproduced (exit 0): step $1 ($2) answered otherwise than in the failing run, before the step that failed: the service no longer fails this way, or the state the failure needs does not hold here"
   echo "  this time: HTTP $status $(media) $(excerpt)"
   echo "  the failing run: HTTP $3 $4 with the fields $5"
+  [ -z "$notes" ] || echo "  note:$notes"
   exit 0
 }
 # picked N VAR SAME OTHERS: the tag of step N picked the alias each tag of SAME picked and none of OTHERS picked,
@@ -255,6 +305,13 @@ picked() {
 }
 # item KEY ID: the object of the answer that holds ID under KEY, as one line (nothing when none does)
 item() { tr '{' '\n' < "$d/body" | grep -E "^\"$1\"[[:space:]]*:[[:space:]]*\"?$2\"?[,}]" | sed 's/[]},[:space:]]*$//' | sed -n 1p; }
+# tagged N FIELD COUNT: the list of step N shows as many aliases tagged (a string under FIELD) as in the failing
+# run, else a note for the end: the state the failure needs may not hold here
+notes=''
+tagged() {
+  now=$(tr ',{' '\n\n' < "$d/body" | grep -c "^[[:space:]]*\"$2\"[[:space:]]*:[[:space:]]*\"" || :)
+  [ "$now" = "$3" ] || notes="$notes step $1's list shows $now alias(es) tagged, the failing run's showed $3: the state the failure rests on may not hold here."
+}
 # read KEY: the first value under "KEY" in the answer (a string or a number)
 read_field() { tr ',{}' '\n\n\n' < "$d/body" | sed -n "s/^[[:space:]]*\"$1\"[[:space:]]*:[[:space:]]*\"\{0,1\}\([^\"]*\)\"\{0,1\}[[:space:]]*\$/\1/p" | sed -n 1p; }
 )sh";
@@ -308,12 +365,12 @@ class Script {
     const ReplayStep& step = *r_.evidence[i].replay;
     const std::string n = std::to_string(i + 1);
     // The step as the script sends it, its alias the one read this time.
-    const std::string label = core::shell_word(step.request.method + " ") + target_words(step, target_, captured_);
+    const std::string label = sh_word(step.request.method + " ") + target_words(step, target_, captured_);
     if (sent_any_ && step.at - previous_ >= std::chrono::milliseconds(20))
       out_ += "sleep " + seconds(step.at - previous_) + "  # the pause the check made here\n";
     sent_any_ = true;
     previous_ = step.at;
-    out_ += "\necho " + core::shell_word("step " + n + ": ") + label + "\n";
+    out_ += "\necho " + sh_word("step " + n + ": ") + label + "\n";
     out_ += "send " + curl_args(step, target_, captured_) + "\n";
     const auto seen = core::api::recognize(target_.dialect.call_hook, step.request.method, step.request.target);
     const bool tag = seen && seen->op == Operation::tag;
@@ -330,25 +387,28 @@ class Script {
     const bool chosen = seen && (seen->op == Operation::list_aliases || seen->op == Operation::list_agents);
     const bool values = step.status != 0 && step.status < 400 && (last || (!chosen && !tag));
     // The last tag's answer is compared as it was: the alias it picked is what it is judged on.
-    const std::string expected = !values ? "" : last && tag ? core::shell_word(step.body)
+    const std::string expected = !values ? "" : last && tag ? sh_word(step.body)
                                                             : expected_words(step.body, captured_);
     if (!last) {
-      out_ += "step " + n + " " + label + " " + status + " " + core::shell_word(media_type(step.content_type)) + " " +
-              core::shell_word(field_names(step.body)) + (values ? " " + expected : "") + "\n";
+      out_ += "step " + n + " " + label + " " + status + " " + sh_word(media_type(step.content_type)) + " " +
+              sh_word(field_names(step.body)) + (values ? " " + expected : "") + "\n";
       if (picked_id) order_of_picks(n, picked.front().var, *picked_id);
+      if (seen && seen->op == Operation::list_aliases && step.status == 200)
+        out_ += "tagged " + n + " " + sh_word(target_.dialect.fields.alias_tag) + " " +
+                std::to_string(tagged_count(step.body, target_.dialect.fields.alias_tag)) + "\n";
     } else {
       if (picked_id) order_of_picks(n, picked.front().var, *picked_id);
       std::string same = "[ \"$status\" = " + status + " ]";
       if (step.status != 0)
-        same += " && [ \"$(media)\" = " + core::shell_word(media_type(step.content_type)) + " ] && [ \"$(keys \"$d/body\")\" = " +
-                core::shell_word(field_names(step.body)) + " ]";
+        same += " && [ \"$(media)\" = " + sh_word(media_type(step.content_type)) + " ] && [ \"$(keys \"$d/body\")\" = " +
+                sh_word(field_names(step.body)) + " ]";
       const bool alias_list = seen && seen->op == Operation::list_aliases && !picks_.empty();
       if (values && alias_list) {
         // The list of the aliases this script tagged: each as it was listed
         // (or not listed) in the failing run; other aliases hold what others did.
         for (const auto& [var, id] : picks_) {
           const auto listed = item_text(step.body, id_key_, id);
-          const std::string got = "\"$(item " + core::shell_word(id_key_) + " \"$" + var + "\" | shown)\"";
+          const std::string got = "\"$(item " + sh_word(id_key_) + " \"$" + var + "\" | shown)\"";
           same += listed ? " && [ " + got + " = \"$(printf '%s' " + expected_words(*listed, captured_) + " | shown)\" ]"
                          : " && [ -z " + got + " ]";
         }
@@ -357,13 +417,13 @@ class Script {
         same += " && [ \"$(shown \"$d/body\")\" = \"$(printf '%s' \"$expected\" | shown)\" ]";
       }
       out_ += "if " + same + "; then\n";
-      out_ += "  echo " + core::shell_word("REPRODUCED (exit 1): step " + n + " answered as in the failing run") + "\n";
-      out_ += "  echo " + core::shell_word("  the failure: " + first_must(r_)) + "\n";
+      out_ += "  echo " + sh_word("REPRODUCED (exit 1): step " + n + " answered as in the failing run") + "\n";
+      out_ += "  echo " + sh_word("  the failure: " + first_must(r_)) + "\n";
       out_ += "  echo \"  this time: HTTP $status $(excerpt)\"\n  exit 1\nfi\n";
-      out_ += "echo " + core::shell_word("not reproduced (exit 0): step " + n + " answered otherwise than in the failing run") + "\n";
+      out_ += "echo " + sh_word("not reproduced (exit 0): step " + n + " answered otherwise than in the failing run") + "\n";
       out_ += "echo \"  this time: HTTP $status $(excerpt)\"\n";
-      out_ += "echo " + core::shell_word("  the failing run got: " + r_.evidence[i].answer) + "\n";
-      out_ += "exit 0\n";
+      out_ += "echo " + sh_word("  the failing run got: " + r_.evidence[i].answer) + "\n";
+      out_ += "[ -z \"$notes\" ] || echo \"  note:$notes\"\nexit 0\n";
     }
     captured_.insert(captured_.end(), picked.begin(), picked.end());
   }
@@ -393,14 +453,14 @@ class Script {
     std::string key;
     const auto* alias = id ? alias_object(answer, names, *id, key) : nullptr;
     if (!alias) {
-      out_ += "t=$(read_field " + core::shell_word(id_key_.empty() ? names.alias_id.front() : id_key_) +
+      out_ += "t=$(read_field " + sh_word(id_key_.empty() ? names.alias_id.front() : id_key_) +
               "); [ \"$status\" = 200 ] && [ -n \"$t\" ] && made=\"$made $t\"\n";
       return picked;
     }
     const std::string tag = "v" + std::to_string(++tags_);
     for (const auto& [field, value] : chosen_fields(*alias, key, *id, names)) {
       const std::string var = picked.empty() ? tag : tag + "_" + std::to_string(picked.size() + 1);
-      out_ += var + "=$(read_field " + core::shell_word(field) + ")\n";
+      out_ += var + "=$(read_field " + sh_word(field) + ")\n";
       picked.push_back({var, value});
     }
     out_ += "[ \"$status\" = 200 ] && [ -n \"$" + tag + "\" ] && made=\"$made $" + tag + "\"\n";
@@ -415,7 +475,7 @@ class Script {
     std::string same, others;
     for (const auto& [earlier, earlier_id] : picks_) (earlier_id == id ? same : others) += " " + earlier;
     if (!picks_.empty())
-      out_ += "picked " + n + " " + var + " " + core::shell_word(same) + " " + core::shell_word(others) + "\n";
+      out_ += "picked " + n + " " + var + " " + sh_word(same) + " " + sh_word(others) + "\n";
     picks_.push_back({var, id});
   }
 };
@@ -427,7 +487,10 @@ std::string reproducer(const CheckResult& r, const core::Target& target) {
   const std::string what = first_must(r);
   const std::string head = "# crh reproducer of " + r.id + ": ";
   const auto cannot = [&](const std::string& why) {
-    return head + why + ": run the rerun line below\n" + comment("What failed: " + what);
+    return head + why + ": run the rerun line below\n" + comment("What failed: " + what) + "echo " +
+           sh_word("not reproducible by a script (exit 2): " + why + "; run the rerun line at the top of "
+                            "this file") +
+           "\nexit 2\n";
   };
   if (r.needs_one_instant)
     return cannot("this failure shows only with callers released at one instant, which a shell cannot do");
@@ -454,8 +517,8 @@ std::string reproducer(const CheckResult& r, const core::Target& target) {
     out += "# The check that made it sent it among others; sent alone it may find another state.\n";
   out += "# Needs curl and CRH_API_KEY (the target's key); CRH_BASE_URL=http://host:port sends it elsewhere.\n"
          "# Every alias it tags is untagged when it ends.\n";
-  out += replaced(replaced(kHelpers, "@BASE@", core::shell_word(target.base.to_string())), "@UNTAG@",
-                  replaced(core::shell_word(untag_path), "%01", "'\"$a\"'"));
+  out += replaced(replaced(kHelpers, "@BASE@", sh_word(target.base.to_string())), "@UNTAG@",
+                  replaced(sh_word(untag_path), "%01", "'\"$a\"'"));
   Script script(r, target);
   for (std::size_t i = first; i <= last; ++i) script.step(i, i == last);
   return out + script.text();

@@ -156,6 +156,9 @@ std::string check_block(const DocView& contract, const DocView& c) {
                     " ms</span><br/><span class=\"sum\">" + esc(c[ch::summary].str()) + "</span>";
   if (!message.empty()) out += "<p><strong>" + esc(message) + "</strong></p>";
   if (outcome == "fail" || outcome == "warn") out += rerun_html(contract, c);
+  if (const std::string script = reproducer_script(contract, c); !script.empty())
+    out += "<details><summary>reproducer: a sh script (curl) that exits 1 while the service still fails this way; "
+           "--reproducers DIR writes it</summary><pre>" + esc(script) + "</pre></details>";
   const auto findings = c[ch::findings].items();
   if (!findings.empty()) {
     out += "<ul class=\"compact\">";

@@ -60,4 +60,16 @@ bool rerun_reads_key_file(const results::DocView& contract) {
          k::rerun::key_from_file;
 }
 
+std::string reproducer_script(const results::DocView& contract, const results::DocView& check) {
+  namespace k = results::keys;
+  const auto body = check.find(k::check::reproducer);
+  if (!body.is_string() || body.str().empty()) return {};
+  const std::string text = body.str();
+  const auto headline_end = text.find('\n');
+  const std::string headline = text.substr(0, headline_end);
+  const std::string rest = headline_end == std::string::npos ? "" : text.substr(headline_end + 1);
+  return "#!/bin/sh\n" + headline + "\n# rerun (the same check as it ran): " +
+         rerun_command(contract, check[k::check::id].str()) + "\n" + rest;
+}
+
 }  // namespace crh::reports

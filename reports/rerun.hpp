@@ -24,4 +24,10 @@ std::string rerun_command(const results::DocView& contract, std::string_view che
 // without, a rerun against a --base-url needs CRH_API_KEY exported.
 bool rerun_reads_key_file(const results::DocView& contract);
 
+// A failed check's reproducer as a whole POSIX sh script: "#!/bin/sh", its
+// headline, the rerun line (the same check as it ran, a comment), the rest
+// the contract document holds (checks[].reproducer). Empty when the check
+// has none (it passed, or the document predates reproducers).
+std::string reproducer_script(const results::DocView& contract, const results::DocView& check);
+
 }  // namespace crh::reports

@@ -144,11 +144,11 @@ std::string verdict_lines(const DocView& result, const Painter& paint) {
   else if (rerun_reads_key_file(result))
     out +=
         "  To reproduce: use the rerun lines (they read the key from their --api-key-file), or export CRH_API_KEY "
-        "(the target's key) and paste the curl commands above.\n";
+        "(the target's key) and paste the curl commands above; --reproducers DIR writes each failure as a script.\n";
   else
     out +=
         "  To reproduce: export CRH_API_KEY (the target's key) and paste the curl commands above, or use the rerun "
-        "lines.\n";
+        "lines; --reproducers DIR writes each failure as a script.\n";
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "documents.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -21,6 +22,7 @@
 #include "loadgen/merge.hpp"
 #include "loadgen/readback.hpp"
 #include "reports/html.hpp"
+#include "reports/rerun.hpp"
 #include "reports/junit.hpp"
 
 namespace crh::runners {
@@ -257,6 +259,23 @@ std::vector<std::string> write_outputs(const json::object& doc, const OutputFile
   write(files.json, [&] { return json::serialize(doc) + "\n"; });
   write(files.html, [&] { return reports::html_report(doc); });
   write(files.junit, [&] { return reports::junit_xml(doc); });
+  if (!files.reproducers.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(files.reproducers, ec);
+    if (ec) problems.push_back(files.reproducers + ": " + ec.message());
+    else if (const auto contract = reports::parts_of(doc).contract) {
+      const results::DocView view(*contract);
+      for (const auto& check : view[k::contract::checks].items()) {
+        const std::string script = reports::reproducer_script(view, check);
+        if (script.empty()) continue;
+        const std::string path = (std::filesystem::path(files.reproducers) / (check[k::check::id].str() + ".sh")).string();
+        write(path, [&] { return script; });
+        std::filesystem::permissions(path, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec |
+                                               std::filesystem::perms::others_exec,
+                                     std::filesystem::perm_options::add, ec);
+      }
+    }
+  }
   return problems;
 }
 

@@ -30,6 +30,7 @@ struct OutputFiles {
   std::string json;
   std::string html;
   std::string junit;
+  std::string reproducers;  // a directory: one sh script per failed contract check
 };
 
 // Writes the requested renderings of a run document (or, for --json and

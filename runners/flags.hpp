@@ -59,6 +59,7 @@ struct OutputHelp {
   std::string junit = "write JUnit XML here";
   std::string verbose = "every check, violation and compared figure";
   std::string quiet = "only failures, regressions and the verdict";
+  bool reproducers = false;  // --reproducers DIR (the commands that run the contract)
 };
 
 // --json, --html, --junit, --verbose, --quiet (these two exclude each other).
@@ -66,11 +67,12 @@ struct OutputFlags {
   std::string json_file;
   std::string html_file;
   std::string junit_file;
+  std::string reproducers_dir;
   bool verbose = false;
   bool quiet = false;
 
   void add_to(CLI::App* sub, const OutputHelp& help = {});
-  OutputFiles files() const { return {json_file, html_file, junit_file}; }
+  OutputFiles files() const { return {json_file, html_file, junit_file, reproducers_dir}; }
 };
 
 // Prints what could not be written, prefixed by `command` ("crh run"); an

@@ -49,6 +49,10 @@ void OutputFlags::add_to(CLI::App* sub, const OutputHelp& help) {
   sub->add_option("--json", json_file, help.json);
   sub->add_option("--html", html_file, "write the HTML report here");
   sub->add_option("--junit", junit_file, help.junit);
+  if (help.reproducers)
+    sub->add_option("--reproducers", reproducers_dir,
+                    "write each failed check's reproducer into this directory: CHECK.sh, a POSIX sh script (curl) "
+                    "that exits 1 while the service still fails that way");
   auto* verbose_flag = sub->add_flag("--verbose", verbose, help.verbose);
   sub->add_flag("--quiet", quiet, help.quiet)->excludes(verbose_flag);
 }
@@ -220,8 +224,9 @@ Command add_contract_command(CLI::App& app) {
                   "run only this check id, or ids starting with a prefix ending in * (repeatable)");
   sub->add_flag("--list-checks", o->list_checks, "print every check with its rules and exit");
   o->capture.add_to(sub);
-  o->output.add_to(sub,
-                   {.verbose = "list every check with its exchanges", .quiet = "print only failures and the verdict"});
+  o->output.add_to(sub, {.verbose = "list every check with its exchanges",
+                         .quiet = "print only failures and the verdict",
+                         .reproducers = true});
   return {sub, [o] { return run_contract_command(*o); }};
 }
 
@@ -308,7 +313,7 @@ Command add_run_command(CLI::App& app) {
   sub->add_flag("--contract-both", o->contract_both,
                 "--against: run the contract suites on the baseline deployment too, and say which checks differ")
       ->needs(against);
-  o->output.add_to(sub, {.json = "write the run document here (the next run's --baseline)"});
+  o->output.add_to(sub, {.json = "write the run document here (the next run's --baseline)", .reproducers = true});
   auto* limit = sub->get_option("--max-regression");
   return {sub, [o, duration, repeat, limit] {
             if (!o->against.base_url.empty()) {
