@@ -129,6 +129,9 @@ struct RunShared {
   // Some exchange of the run (the preflight's included) was answered: the
   // network to the target works, so a dropped request is the target's doing.
   std::atomic<bool> answered_any{false};
+  // A check's call got 404, 405 or 501 from the call hook: the target has
+  // none, so the exploration places no calls (binding stays untested, not failed).
+  std::atomic<bool> no_call_hook{false};
 
   void record(const Recorded& r);
   std::vector<Recorded> recorded() const;

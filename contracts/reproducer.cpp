@@ -22,6 +22,7 @@ constexpr std::string_view kMarker = "\x01";  // percent-encoded: %01
 struct Captured {
   std::string var;    // "v1"
   std::string value;  // "3"
+  bool id = false;    // the alias id (else another field of the alias picked)
 };
 
 // One POSIX sh word for `text` (core::shell_word's $'...' for control
@@ -87,7 +88,10 @@ std::vector<std::pair<std::string, std::string>> chosen_fields(const json::objec
                                                                const std::string& id, const core::FieldNames& names) {
   std::vector<std::pair<std::string, std::string>> out{{id_key, id}};
   for (const auto& [k, v] : alias) {
-    if (!v.is_string() || k == id_key || k == names.alias_tag || k == names.alias_expiry) continue;
+    // A channel's id may equal an alias's: it is the check's, not the service's choice.
+    if (!v.is_string() || k == id_key || k == names.alias_tag || k == names.alias_expiry ||
+        std::string_view(k).find("channel") != std::string_view::npos)
+      continue;
     const std::string value(v.get_string());
     const bool instant = value.size() >= 10 && value[4] == '-' && value[7] == '-';
     if (!value.empty() && !instant) out.push_back({std::string(k), value});
@@ -103,7 +107,8 @@ std::string target_words(const ReplayStep& step, const core::Target& target, con
   const auto seen = core::api::recognize(target.dialect.call_hook, r.method, r.target);
   if (!seen || (seen->op != Operation::untag && seen->op != Operation::call)) return whole();
   // The latest alias of that id: the same alias tagged again may be another one next time.
-  const auto var = std::find_if(captured.rbegin(), captured.rend(), [&](const Captured& c) { return c.value == seen->id; });
+  const auto var = std::find_if(captured.rbegin(), captured.rend(),
+                                 [&](const Captured& c) { return c.id && c.value == seen->id; });
   if (var == captured.rend()) return whole();
   core::api::Sent sent{.id = std::string(kMarker), .channel = seen->channel, .caller = "x"};
   const auto path = [&] {
@@ -274,7 +279,7 @@ trap 'exit 2' HUP INT TERM
 # send ARGS: curl ARGS; the answer in $d/body and $d/head, its status in $status (000: no answer)
 send() { status=$(curl -sS -o "$d/body" -D "$d/head" -w '%{http_code}' "$@" 2>"$d/err") || status=000; }
 # the answer's body, its instants masked, at most 400 bytes
-shown() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+(Z|[+-][0-9:]+)?/(an instant)/g' "$@"; }
+shown() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+(Z|[+-][0-9:]+)?/(an instant)/g; s/[0-9]{10,}(\.[0-9]+)?/(a long number)/g' "$@"; }
 excerpt() { dd bs=400 count=1 2>/dev/null < "$d/body"; }
 media() { tr -d '\r' < "$d/head" | sed -n 's/^[Cc][Oo][Nn][Tt][Ee][Nn][Tt]-[Tt][Yy][Pp][Ee]:[[:space:]]*\([^;[:space:]]*\).*/\1/p' | tr '[:upper:]' '[:lower:]' | sed -n '$p'; }
 # keys: the field names of the answer, sorted (the form of the answer, not its values)
@@ -461,7 +466,7 @@ class Script {
     for (const auto& [field, value] : chosen_fields(*alias, key, *id, names)) {
       const std::string var = picked.empty() ? tag : tag + "_" + std::to_string(picked.size() + 1);
       out_ += var + "=$(read_field " + sh_word(field) + ")\n";
-      picked.push_back({var, value});
+      picked.push_back({var, value, picked.empty()});
     }
     out_ += "[ \"$status\" = 200 ] && [ -n \"$" + tag + "\" ] && made=\"$made $" + tag + "\"\n";
     id_key_ = key;

@@ -220,6 +220,7 @@ LoadResult collect(Run& run, Workers& workers, const Schedule& schedule, Clock::
   const double run_s = std::chrono::duration<double>(ended - run.start).count();
   result.generator_cpu = run_s > 0 ? static_cast<double>(busiest_cpu) / 1e9 / run_s : 0;
 
+  result.connections_opened = run.connected.load();
   if (run.connected.load() == 0)
     throw std::runtime_error("no connection to " + config.target.base.to_string() + " could be opened");
   judge_validity(result, rate, schedule, completed, achieved);

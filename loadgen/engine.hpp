@@ -98,6 +98,7 @@ struct LoadResult {
   std::uint64_t history_ops = 0;      // operations written to --history
   HistoryJudgement judgement;         // mixed only
   int connections = 0;                // connections it ran (race: rounds in flight), defaults resolved; 0: not known
+  std::uint64_t connections_opened = 0;  // connects that succeeded (reconnects too); not in the document
   // Sharded or --start-at: this run's record (one), or after a merge the
   // shards merged, and those left out as duplicates of an index.
   std::vector<ShardRecord> shards;

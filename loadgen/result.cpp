@@ -1,6 +1,7 @@
 // Thresholds against a load result, and the result document.
 #include "loadgen/result.hpp"
 
+#include <cstdio>
 #include <algorithm>
 #include <boost/json.hpp>
 #include <cmath>
@@ -160,7 +161,18 @@ std::optional<std::string> proved_nothing(const LoadResult& r) {
   }
   if (ok > 0) return std::nullopt;
   const auto requests = total_requests(r);
-  if (requests == 0) return "no request was measured";
+  if (requests == 0) {
+    // Read from what happened: connects that did not finish in time leave
+    // nothing to measure, and fewer connections at once is what helps.
+    std::string why = "no request was measured";
+    char wall[32];
+    std::snprintf(wall, sizeof wall, "%.1f", r.wall_s);
+    if (r.connections_opened > 0)
+      why += " in " + std::string(wall) + " s, though " + std::to_string(r.connections_opened) +
+             " connection(s) opened: no answer was complete within the load; a service slow to accept or to answer (a short listen " +
+             "queue, one busy) leaves nothing to measure: try fewer --connections, a longer --duration or --timeout";
+    return why;
+  }
   std::string got;
   for (const auto& [code, n] : statuses)
     got += (got.empty() ? "" : ", ") + std::to_string(n) + "x HTTP " + std::to_string(code);

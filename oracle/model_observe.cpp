@@ -239,7 +239,10 @@ struct Observer {
     if (!f) return;
     const auto live = live_at(*f, op.at_ms, m.clock);
     if (ok) {
-      f->last_use = {++m.uses};
+      // The spec's "last use" does not say whether a call is one (a service
+      // that counts only tags reads it as well as one that counts calls): a
+      // connected call may or may not be the alias's last use.
+      f->last_use.push_back(++m.uses);
       if (live == Live::no) return;  // a free alias binds nobody
       // Only an ended tag lets another caller through.
       if (live == Live::maybe && lock_answer(*f, op.caller) == LockAnswer::refuses)

@@ -196,11 +196,19 @@ void rejected_call(CheckContext& ctx) {
   auto alias = tags.tag("rejected-call");
   for (auto mode : {KeyMode::missing, KeyMode::wrong}) {
     auto e = ctx.call(alias, ctx.caller(2), mode);
-    if (e.answered() && (e.response->status == 404 || e.response->status == 405))
+    if (e.answered() && (e.response->status == 404 || e.response->status == 405)) {
+      ctx.run().no_call_hook = true;
       ctx.skip("the target has no call hook (" + describe_answer(e) + ")");
+    }
     ctx.refused(e, mode == KeyMode::missing ? "R5" : "A2", "a call without the right Apikey", ctx.statuses().auth);
   }
   auto e = ctx.call(alias, ctx.caller(3));
+  // Keyless calls may be refused before any route is looked up: only the
+  // keyed call shows whether there is a hook (the binding checks' reading).
+  if (e.answered() && (e.response->status == 404 || e.response->status == 405 || e.response->status == 501)) {
+    ctx.run().no_call_hook = true;
+    ctx.skip("the target has no call hook (" + describe_answer(e) + ")");
+  }
   ctx.ok_json(e, "B1",
               "a call by " + ctx.caller(3) + " after refused calls by " + ctx.caller(2) +
                   " (a refused call must not bind its caller)");

@@ -21,9 +21,11 @@ namespace {
 calls::CallResult recorded(CheckContext& ctx, calls::CallResult r, const std::string& alias, const std::string& caller) {
   if (r.exchange) ctx.record(*r.exchange);
   else ctx.record_evidence({ctx.calls().describe() + ": " + caller + " calls alias " + alias, r.evidence, {}});
-  if (r.no_hook)
+  if (r.no_hook) {
+    ctx.run().no_call_hook = true;
     ctx.skip("the target has no call hook: " + ctx.calls().describe() + " answered " + r.evidence +
              "; binding checks need one (README, \"The call hook\"; or set call_hook in the profile)");
+  }
   return r;
 }
 

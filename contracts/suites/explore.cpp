@@ -205,6 +205,19 @@ class LiveWire final : public explore::Wire {
   std::set<std::string> noted_agents_;
 };
 
+// Whether the call hook answers a call of a freshly tagged alias with
+// anything but 404, 405 or 501 (what the binding checks take for "no hook"):
+// a target without one is not explored through it. Unknown: yes.
+bool has_call_hook(CheckContext& quiet) {
+  try {
+    api::TagGuard tags(quiet);
+    const auto e = quiet.call(tags.tag("explore-hook"), quiet.caller(99));
+    return !e.answered() || (e.response->status != 404 && e.response->status != 405 && e.response->status != 501);
+  } catch (const CheckEnded&) {
+    return true;  // no alias to tag: the sequences find out
+  }
+}
+
 // The agents and aliases to draw from, read without judging.
 explore::Ground ground_of(CheckContext& ctx, CheckContext& quiet) {
   explore::Ground g;
@@ -217,7 +230,7 @@ explore::Ground ground_of(CheckContext& ctx, CheckContext& quiet) {
   }
   g.caller_base = ctx.run().caller_base;
   g.minutes = ctx.target().dialect.minutes;
-  g.call_hook = ctx.target().dialect.call_hook.enabled;
+  g.call_hook = ctx.target().dialect.call_hook.enabled && !ctx.run().no_call_hook && has_call_hook(quiet);
   const auto minute_ms = ctx.target().minute.count();
   g.cross_expiry = minute_ms <= 2000 || ctx.run().explore.slow;
   g.waits = minute_ms <= 2000 ? 1'000'000 : (ctx.run().explore.slow ? 2 : 0);
