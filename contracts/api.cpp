@@ -99,6 +99,7 @@ void ready_for(CheckContext& ctx, const std::string& id, std::string_view op) {
 std::string tag(CheckContext& ctx, const std::string& name, int minutes, json::value* answer) {
   const std::string path = tag_path(ctx.target().channel);
   auto e = ctx.send(Operation::tag, {.tag = name, .minutes = ctx.target().dialect.minutes.fit(minutes)});
+  skip_if_rightly_full(ctx, e);
   auto body = ctx.ok_json(e, "E8", "POST " + path);
   auto id = tagged_alias_id(ctx, body);
   if (!id)  // the spec shows no alias fields: the id's name is the profile's to say
@@ -229,6 +230,19 @@ std::optional<std::vector<std::string>> untagged_aliases(CheckContext& ctx, cons
     if (tag_of(ctx, a.value).value_or("").empty()) out.push_back(a.id);
   }
   return out;
+}
+
+void skip_if_rightly_full(CheckContext& ctx, const core::Exchange& tag) {
+  const auto& full = ctx.statuses().all_tagged;
+  if (tag.answered() && std::find(full.begin(), full.end(), tag.response->status) != full.end())
+    need_an_untagged_alias(ctx, list_aliases(ctx));
+}
+
+void need_an_untagged_alias(CheckContext& ctx, const std::vector<Item>& aliases) {
+  // A list of bare ids shows no tags: the tag itself tells whether one is free.
+  const auto untagged = untagged_aliases(ctx, aliases);
+  if (untagged && untagged->empty())
+    ctx.skip("no untagged alias on the channel (every alias shows a tag in \"" + ctx.fields().alias_tag + "\")");
 }
 
 }  // namespace crh::contracts::api

@@ -131,6 +131,15 @@ class TagGuard {
 // when its items are bare ids, which show no tags.
 std::optional<std::vector<std::string>> untagged_aliases(CheckContext& ctx, const std::vector<Item>& aliases);
 
+// Skips the check when the list shows every alias tagged: a tag is then
+// rightly refused, and the check could test nothing.
+void need_an_untagged_alias(CheckContext& ctx, const std::vector<Item>& aliases);
+// Skips the check when `tag` was refused as when every alias is tagged (the
+// profile's status) and the list shows them all tagged: tags of earlier
+// checks a service failed to delete, or another client's, not this check's
+// to judge.
+void skip_if_rightly_full(CheckContext& ctx, const core::Exchange& tag);
+
 // "crh-probe-<what>": tags the run makes, so a sweep can find leftovers.
 std::string tag_name(const std::string& what);
 inline constexpr std::string_view kProbePrefix = "crh-probe-";

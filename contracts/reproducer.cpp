@@ -10,6 +10,7 @@
 #include "core/api.hpp"
 #include "contracts/reproducer_sh.hpp"
 #include "core/curl.hpp"
+#include "core/http1.hpp"
 
 namespace crh::contracts {
 namespace json = boost::json;
@@ -236,9 +237,17 @@ class Script {
     // compared). The failing step's values are compared whatever it is: a
     // "reproduced" must never come from a correct service.
     const bool chosen = seen && (seen->op == Operation::list_aliases || seen->op == Operation::list_agents);
-    const bool values = step.status != 0 && step.status < 400 && (last || (!chosen && !tag));
-    // The last tag's answer is compared as it was: the alias it picked is what it is judged on.
-    const std::string expected = !values ? "" : last && tag ? sh_word(step.body)
+    // A success to a request without the right key fails on its status
+    // alone: its values are whatever the service holds now.
+    const bool keyed = std::any_of(step.request.headers.begin(), step.request.headers.end(), [&](const core::Header& h) {
+      return core::http1::iequals(h.name, "Apikey") && h.value == target_.api_key;
+    });
+    const bool values = step.status != 0 && step.status < 400 && (last ? keyed : !chosen && !tag);
+    // The last tag's answer is compared as it was when it is judged on the
+    // alias it picked (R2); else that alias is the one picked this time.
+    std::vector<Captured> known = captured_;
+    if (!judged_on_pick()) known.insert(known.end(), picked.begin(), picked.end());
+    const std::string expected = !values ? "" : last && tag ? expected_words(step.body, known)
                                                             : expected_words(step.body, captured_);
     if (!last) {
       out_ += "step " + n + " " + label + " " + status + " " + sh_word(media_type(step.content_type)) + " " +
@@ -281,6 +290,11 @@ class Script {
 
   const std::string& text() const { return out_; }
 
+  bool judged_on_pick() const {
+    return std::any_of(r_.findings.begin(), r_.findings.end(),
+                       [](const Finding& f) { return f.severity == Severity::must && f.rule == "R2"; });
+  }
+
  private:
   const CheckResult& r_;
   const core::Target& target_;
@@ -305,7 +319,7 @@ class Script {
     const auto* alias = id ? alias_object(answer, names, *id, key) : nullptr;
     if (!alias) {
       out_ += "t=$(read_field " + sh_word(id_key_.empty() ? names.alias_id.front() : id_key_) +
-              "); [ \"$status\" = 200 ] && [ -n \"$t\" ] && made=\"$made $t\"\n";
+              "); [ \"$status\" = 200 ] && [ -n \"$t\" ] && echo \"$t\" >> \"$d/made\"\n";
       return picked;
     }
     const std::string tag = "v" + std::to_string(++tags_);
@@ -314,7 +328,7 @@ class Script {
       out_ += var + "=$(read_field " + sh_word(field) + ")\n";
       picked.push_back({var, value, picked.empty()});
     }
-    out_ += "[ \"$status\" = 200 ] && [ -n \"$" + tag + "\" ] && made=\"$made $" + tag + "\"\n";
+    out_ += "[ \"$status\" = 200 ] && [ -n \"$" + tag + "\" ] && echo \"$" + tag + "\" >> \"$d/made\"\n";
     id_key_ = key;
     picked_id = id;
     return picked;
@@ -331,9 +345,88 @@ class Script {
   }
 };
 
+// One request of the set-up as a "send" line, its alias (if any) the shell's "$a".
+std::string setup_send(const core::Target& target, Operation op, core::api::Sent sent) {
+  ReplayStep step;
+  step.request = core::api::request_as_sent(target, op, sent);
+  step.request.headers.push_back({"Apikey", target.api_key});
+  return "send " + replaced(curl_args(step, target, {}), "%01", "'\"$a\"'") + "\n";
+}
+
+// What the failing run had found when the check began, made again before
+// its requests: the database entries the check reads as the run had left them
+// (its last write to each spelling of each key), every alias of the channel
+// once tagged, called and untagged when calls had bound callers before (a
+// lock a service keeps past its tag shows only then), and every alias tagged
+// when the failing step is a tag the run saw refused. Empty when the run
+// shows none of these. `before`: the run's exchanges before the check's.
+std::string set_up(const CheckResult& r, std::size_t first, std::size_t last, const core::Target& target,
+                   const std::vector<ReplayStep>& before, std::string& what) {
+  const auto& hook = target.dialect.call_hook;
+  const auto decoded = [](const std::string& id) { return core::api::percent_decode(id).value_or(id); };
+  std::set<std::string> keys, callers;
+  bool tags = false, tag_before_last = false;
+  for (std::size_t i = first; i <= last; ++i) {
+    const auto& q = r.evidence[i].replay->request;
+    const auto seen = core::api::recognize(hook, q.method, q.target);
+    if (!seen) continue;
+    if (seen->op == Operation::call) callers.insert(core::api::request_parameter(q, hook.parameter).value_or(""));
+    if (seen->op == Operation::db_get || seen->op == Operation::db_set) keys.insert(decoded(seen->id));
+    if (seen->op == Operation::tag && seen->channel == target.channel) {
+      tags = true;
+      tag_before_last = tag_before_last || i < last;
+    }
+  }
+  std::string out;
+  std::vector<const ReplayStep*> writes;  // the last write of each spelling, in the run's order
+  std::optional<std::string> caller;      // a caller the run connected before, not one of the check's
+  for (const auto& step : before) {
+    const auto seen = core::api::recognize(hook, step.request.method, step.request.target);
+    if (!seen || step.status != 200) continue;
+    if (seen->op == Operation::db_set && keys.count(decoded(seen->id))) {
+      std::erase_if(writes, [&](const ReplayStep* w) { return w->request.target == step.request.target; });
+      writes.push_back(&step);
+    }
+    if (seen->op == Operation::call && seen->channel == target.channel && !caller)
+      if (auto c = core::api::request_parameter(step.request, hook.parameter); c && !callers.count(*c)) caller = c;
+  }
+  for (const auto* w : writes) out += "send " + curl_args(*w, target, {}) + "\n";
+  if (!writes.empty()) what = "the database entries it reads written as the run had left them";
+  const auto& failing = *r.evidence[last].replay;
+  const auto failing_op = core::api::recognize(hook, failing.request.method, failing.request.target);
+  const bool fill = failing_op && failing_op->op == Operation::tag && failing.status != 200 && failing.status != 0 &&
+                    !tag_before_last && core::api::request_parameter(failing.request, "tag") &&
+                    core::api::request_parameter(failing.request, "minutes");
+  const bool cycle = tags && caller && hook.enabled;
+  if (!cycle && !fill) return out;
+  const auto also = [&](const std::string& more) { what += (what.empty() ? "" : "; ") + more; };
+  if (cycle) also("every alias of the channel tagged, called by " + *caller + " and untagged, as callers had been bound before");
+  if (fill) also("every alias of the channel tagged, as when the run's tag was refused");
+  const std::string id_key = target.dialect.fields.alias_id.front();
+  const core::api::Sent tag{.channel = target.channel, .tag = "crh-probe-set-up", .minutes = "10"};
+  out += setup_send(target, Operation::list_aliases, {.channel = target.channel});
+  out += "n=$(tr ',{' '\\n\\n' < \"$d/body\" | grep -c '^[[:space:]]*\"'" + sh_word(id_key) +
+         "'\"[[:space:]]*:' || :)\n";
+  if (cycle) {
+    out += "i=0\nwhile [ \"$i\" -lt \"$n\" ]; do\n  " + setup_send(target, Operation::tag, tag);
+    out += "  a=$(read_field " + sh_word(id_key) + "); [ \"$status\" = 200 ] && [ -n \"$a\" ] || break\n";
+    out += "  echo \"$a\" >> \"$d/made\"\n";
+    out += "  " + setup_send(target, Operation::call,
+                              {.id = std::string(kMarker), .channel = target.channel, .caller = *caller});
+    out += "  " + setup_send(target, Operation::untag, {.id = std::string(kMarker), .channel = target.channel});
+    out += "  i=$((i + 1))\ndone\n";
+  }
+  if (fill) {
+    out += "i=0\nwhile [ \"$i\" -le \"$n\" ]; do\n  " + setup_send(target, Operation::tag, tag);
+    out += "  a=$(read_field " + sh_word(id_key) + "); [ \"$status\" = 200 ] && [ -n \"$a\" ] || break\n";
+    out += "  echo \"$a\" >> \"$d/made\"; i=$((i + 1))\ndone\n";
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string reproducer(const CheckResult& r, const core::Target& target) {
+std::string reproducer(const CheckResult& r, const core::Target& target, const std::vector<ReplayStep>& before) {
   if (r.outcome != Outcome::fail) return {};
   const std::string what = first_must(r);
   const std::string head = "# crh reproducer of " + r.id + ": ";
@@ -362,7 +455,8 @@ std::string reproducer(const CheckResult& r, const core::Target& target) {
   std::string out = head + "sends " + (first == last ? "the request that failed" : "its " + std::to_string(last + 1) +
                                                                                       " requests") +
                     " again; exit 1 when the service answers as in the failing run, 0 when it does not (a step "
-                    "before the last answering otherwise: the state the failure needs does not hold there)\n";
+                    "before the last answering otherwise: the state the failure needs does not hold there); what "
+                    "the run shows the check had found is set up first\n";
   out += comment("What failed: " + what);
   if (first == last && last > 0)
     out += "# The check that made it sent it among others; sent alone it may find another state.\n";
@@ -372,6 +466,9 @@ std::string reproducer(const CheckResult& r, const core::Target& target) {
                   replaced(sh_word(untag_path), "%01", "'\"$a\"'"));
   Script script(r, target);
   for (std::size_t i = first; i <= last; ++i) script.step(i, i == last);
+  std::string state;
+  const std::string found = set_up(r, first, last, target, before, state);
+  if (!found.empty()) out += "\necho " + sh_word("set-up: " + state) + "\n" + found;
   return out + script.text();
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "contracts/check.hpp"
 #include "core/target.hpp"
@@ -21,6 +22,8 @@ namespace crh::contracts {
 // The script without its "#!/bin/sh" line and its rerun line, which the
 // reports put before it (reports/rerun.hpp): its first line is the headline
 // (a comment saying what it does, or why it cannot). Empty unless `r` failed.
-std::string reproducer(const CheckResult& r, const core::Target& target);
+// `before`: the run's exchanges before the check's, which tell what state
+// the check found (a second try sets it up again).
+std::string reproducer(const CheckResult& r, const core::Target& target, const std::vector<ReplayStep>& before = {});
 
 }  // namespace crh::contracts

@@ -101,12 +101,13 @@ const char* const kShPrelude = R"sh(LC_ALL=C; export LC_ALL
 base=${CRH_BASE_URL:-@BASE@}
 [ -n "${CRH_API_KEY:-}" ] || { echo "export CRH_API_KEY (the target's key) first" >&2; exit 2; }
 d=$(mktemp -d) || exit 2
-made=''
-undo() {
-  for a in $made; do curl -sS -o /dev/null -X DELETE "$base"@UNTAG@ -H "Apikey: $CRH_API_KEY" || :; done
-  rm -rf "$d"
+# untag_made: untags every alias the script tagged (listed in $d/made)
+untag_made() {
+  [ -f "$d/made" ] || return 0
+  for a in $(cat "$d/made"); do curl -sS -o /dev/null -X DELETE "$base"@UNTAG@ -H "Apikey: $CRH_API_KEY" || :; done
+  : > "$d/made"
 }
-trap undo EXIT
+trap 'untag_made; rm -rf "$d"' EXIT
 trap 'exit 2' HUP INT TERM
 # send ARGS: curl ARGS; the answer in $d/body and $d/head, its status in $status (000: no answer)
 send() { status=$(curl -sS -o "$d/body" -D "$d/head" -w '%{http_code}' "$@" 2>"$d/err") || status=000; }

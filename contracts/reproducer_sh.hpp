@@ -17,7 +17,7 @@ namespace crh::contracts {
 std::string sh_word(std::string_view text, std::string_view secret = {});
 
 // The shell functions: send, step, picked, tagged, keys, item, read_field,
-// shown, media, excerpt, and the undo trap; @BASE@ and @UNTAG@ are the
+// shown, media, excerpt, untag_made and the trap that calls it; @BASE@ and @UNTAG@ are the
 // default base URL and the tag deletion's path (its alias "$a"), as words.
 extern const char* const kShPrelude;
 

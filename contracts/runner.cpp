@@ -276,7 +276,15 @@ class Executor {
     // the key is long enough not to match the harness's own words.
     r.message = core::composed(r.message);
     for (auto& f : r.findings) f.text = core::composed(f.text);
-    r.reproducer = core::composed(reproducer(r, shared_.target));
+    if (r.outcome == Outcome::fail) {
+      // What the run had sent before this check: the state it found.
+      std::vector<ReplayStep> before;
+      for (auto& e : shared_.recorded()) {
+        if (e.check == r.id) break;
+        if (e.replay) before.push_back(std::move(*e.replay));
+      }
+      r.reproducer = core::composed(reproducer(r, shared_.target, before));
+    }
     for (auto& e : r.evidence) e.answer = core::composed(e.answer);
     constexpr std::size_t kMaxEvidence = 60;
     if (r.evidence.size() > kMaxEvidence) r.evidence.resize(kMaxEvidence);

@@ -156,10 +156,7 @@ void race_round(CheckContext& ctx, int round, int n) {
 // tag was bound (a lock left behind would refuse the new tag's first caller).
 void fresh_after_retag(CheckContext& ctx) {
   const auto aliases = list_aliases(ctx);
-  // A list of bare ids shows no tags: the tag below tells whether one is free.
-  const auto untagged = untagged_aliases(ctx, aliases);
-  if (untagged && untagged->empty())
-    ctx.skip("no untagged alias on the channel (every alias shows a tag in \"" + ctx.fields().alias_tag + "\")");
+  need_an_untagged_alias(ctx, aliases);
   TagGuard tags(ctx);
   auto alias = tags.tag("retag");
   connects(ctx, alias, ctx.caller(1), "B1", "the first caller of the first tag");

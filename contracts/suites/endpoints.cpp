@@ -82,12 +82,17 @@ void tag_one_alias(CheckContext& ctx) {
                   ", which the alias list does not hold");
 }
 
-// E9: deleting a tag answers 200.
+// E9: deleting a tag answers 200, and the alias list no longer shows it
+// (where the list shows tags).
 void delete_tag_of_alias(CheckContext& ctx) {
   TagGuard tags(ctx);
   auto id = tags.tag("endpoints");
   delete_tag(ctx, id);
   tags.forget(id);
+  for (const auto& a : list_aliases(ctx))
+    ctx.require(a.id != id || tag_of(ctx, a.value).value_or("") != tag_name("endpoints"), "E9",
+                "DELETE " + delete_tag_path(ctx.target().channel, id) + " answered 200, but the alias list still shows " +
+                    "alias " + id + " with the tag \"" + tag_name("endpoints") + "\"");
 }
 
 // V1: agents answer under /api/v1, database and aliases without a prefix.
@@ -189,7 +194,7 @@ void add_endpoint_checks(std::vector<Check>& out) {
   out.push_back({.id = "endpoints.delete-tag",
                  .suite = s,
                  .rules = {"E9", "C1", "C2"},
-                 .summary = "DELETE /channels/[id]/alias-numbers/:id/tag answers 200 for a tagged alias",
+                 .summary = "DELETE /channels/[id]/alias-numbers/:id/tag answers 200 for a tagged alias and the tag is gone",
                  .body = delete_tag_of_alias});
   out.push_back({.id = "endpoints.version-prefix",
                  .suite = s,

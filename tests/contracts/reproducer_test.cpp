@@ -54,7 +54,9 @@ CheckResult failed_binding() {
 
 // sh -n: the script parses under the system's sh (dash on Debian).
 bool parses_under_sh(const std::string& script) {
-  const std::string path = testing::TempDir() + "/reproducer_test.sh";
+  // A file of its own: ctest runs each test of this file beside the others.
+  const std::string path = testing::TempDir() + "/reproducer_test_" +
+                           testing::UnitTest::GetInstance()->current_test_info()->name() + ".sh";
   std::ofstream(path) << script;
   const int status = std::system(("sh -n " + path + " 2>/dev/null").c_str());
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -68,7 +70,7 @@ TEST(Reproducer, ReadsTheAliasATagPickedAndNeverWritesTheKey) {
   EXPECT_NE(script.find("v1=$(read_field 'id')"), std::string::npos) << script;
   EXPECT_NE(script.find("'/channels/1/alias-numbers/'\"$v1\"'/calls'"), std::string::npos) << script;
   EXPECT_EQ(script.find("/alias-numbers/3/calls'"), std::string::npos) << "this run's alias written in: " << script;
-  EXPECT_NE(script.find("made=\"$made $v1\""), std::string::npos) << "the tag is untagged at the end";
+  EXPECT_NE(script.find("echo \"$v1\" >> \"$d/made\""), std::string::npos) << "the tag is untagged at the end";
   EXPECT_NE(script.find("sleep 0.395"), std::string::npos) << "the check's pause is kept: " << script;
   EXPECT_NE(script.find("printf '"), std::string::npos) << "a newline in the answer as printf octal: " << script;
   EXPECT_TRUE(parses_under_sh(script)) << script;
@@ -100,6 +102,95 @@ TEST(Reproducer, AFailingStepNearATagsEndIsLeftToTheRerunLine) {
   EXPECT_NE(reproducer(r, target()).find("within 20 ms of the end of the tag of step 1"), std::string::npos);
   r.evidence[2].replay->at = std::chrono::milliseconds(1600);      // well after
   EXPECT_EQ(reproducer(r, target()).find("within"), std::string::npos);
+}
+
+// The state the run had left, written again before the check's requests:
+// the last write of each spelling of each key the check reads, nothing of
+// another key.
+TEST(Reproducer, SetsUpTheDatabaseEntriesTheRunHadWritten) {
+  CheckResult r;
+  r.id = "database.round-trip";
+  r.outcome = Outcome::fail;
+  r.findings.push_back({Severity::must, "E5", "expected the value written"});
+  r.evidence.push_back(exchange("POST", "/database/crh-probe-k", "value=new", 200, R"({"key":"crh-probe-k"})",
+                                std::chrono::milliseconds(0)));
+  r.evidence.push_back(exchange("GET", "/database/crh-probe-k", "", 200, R"({"key":"crh-probe-k","value":"old"})",
+                                std::chrono::milliseconds(1)));
+  r.failing_step = 1;
+  std::vector<ReplayStep> before;
+  for (const auto& [path, body] : {std::pair{"/database/crh-probe-k", "value=first"},
+                                   {"/database/crh-probe-other", "value=elsewhere"},
+                                   {"/database/crh%2Dprobe-k", "value=old"}})
+    before.push_back(*exchange("POST", path, body, 200, "{}", std::chrono::milliseconds(0)).replay);
+  const std::string script = reproducer(r, target(), before);
+  const auto setup = script.find("value=first"), spelled = script.find("value=old'"), steps = script.find("step 1");
+  EXPECT_NE(setup, std::string::npos) << script;
+  EXPECT_NE(spelled, std::string::npos) << "another spelling of the key: " << script;
+  EXPECT_LT(setup, spelled) << "in the run's order";
+  EXPECT_LT(spelled, steps) << "before the check's requests";
+  EXPECT_EQ(script.find("value=elsewhere"), std::string::npos) << "a key the check does not read: " << script;
+  EXPECT_EQ(reproducer(r, target()).find("echo 'set-up:"), std::string::npos) << "nothing to set up with no history";
+  EXPECT_TRUE(parses_under_sh(script)) << script;
+}
+
+// Callers bound before: every alias once tagged, called by a caller the run
+// used that the check does not, and untagged; the channel filled when the
+// failing step is a tag the run saw refused.
+TEST(Reproducer, SetsUpTheAliasesAsTheRunHadUsedThem) {
+  std::vector<ReplayStep> before;
+  before.push_back(*exchange("POST", "/channels/1/alias-numbers/2/calls", "caller=%2B1", 200, "{}",
+                             std::chrono::milliseconds(0)).replay);
+  before.push_back(*exchange("POST", "/channels/1/alias-numbers/2/calls", "caller=%2B9", 200, "{}",
+                             std::chrono::milliseconds(0)).replay);
+  std::string script = reproducer(failed_binding(), target(), before);
+  EXPECT_NE(script.find("called by +9"), std::string::npos) << "not +1, which the check calls with: " << script;
+  EXPECT_NE(script.find("'/channels/1/alias-numbers/'\"$a\"'/calls'"), std::string::npos) << script;
+  EXPECT_NE(script.find("echo \"$a\" >> \"$d/made\""), std::string::npos) << "untagged at the end too";
+  EXPECT_TRUE(parses_under_sh(script)) << script;
+
+  CheckResult full;
+  full.id = "errors.every-error-answer";
+  full.outcome = Outcome::fail;
+  full.findings.push_back({Severity::must, "X2", "expected a msg"});
+  full.evidence.push_back(exchange("POST", "/channels/1/alias-numbers/tag", "tag=t&minutes=10", 409,
+                                   R"({"error":"full"})", std::chrono::milliseconds(0)));
+  full.failing_step = 0;
+  script = reproducer(full, target());
+  EXPECT_NE(script.find("every alias of the channel tagged, as when"), std::string::npos) << script;
+  EXPECT_NE(script.find("while [ \"$i\" -le \"$n\" ]"), std::string::npos) << script;
+  EXPECT_TRUE(parses_under_sh(script)) << script;
+}
+
+// The failing answer's values are compared only where they tell a failure
+// from a correct answer: a success to a request without the right key fails
+// on its status; a tag not judged on its pick is compared on the alias it
+// picks this time.
+TEST(Reproducer, ComparesTheValuesTheFailureRestsOn) {
+  CheckResult r;
+  r.id = "auth.missing-key.aliases-list";
+  r.outcome = Outcome::fail;
+  r.findings.push_back({Severity::must, "R5", "expected a refusal"});
+  r.evidence.push_back(exchange("GET", "/channels/1/alias-numbers", "", 200, R"({"aliases":[{"id":"1","tag":null}]})",
+                                std::chrono::milliseconds(0)));
+  r.evidence[0].replay->request.headers.clear();
+  r.failing_step = 0;
+  std::string script = reproducer(r, target());
+  EXPECT_EQ(script.find("expected="), std::string::npos) << script;
+  EXPECT_NE(script.find("[ \"$status\" = 200 ]"), std::string::npos) << script;
+
+  r.id = "explore.sequences";
+  r.findings = {{Severity::must, "E8", "expected the tag it carries"}};
+  r.evidence = {exchange("POST", "/channels/1/alias-numbers/tag", "tag=long&minutes=1", 200,
+                         R"({"id":"4","number":"+15550104","tag":"lo"})", std::chrono::milliseconds(0))};
+  script = reproducer(r, target());
+  EXPECT_NE(script.find("expected='{\"id\":\"'\"$v1\"'\",\"number\":\"'\"$v1_2\"'\",\"tag\":\"lo\"}'"),
+            std::string::npos)
+      << script;
+  r.findings = {{Severity::must, "R2", "expected the least recently used alias"}};
+  script = reproducer(r, target());
+  EXPECT_NE(script.find("expected='{\"id\":\"4\",\"number\":\"+15550104\",\"tag\":\"lo\"}'"), std::string::npos)
+      << "judged on the alias it picked: " << script;
+  EXPECT_TRUE(parses_under_sh(script)) << script;
 }
 
 }  // namespace
