@@ -588,9 +588,16 @@ TEST(LiveCapture, LoopbackCaptureHoldsNoKeyAndDissectsAsHttp) {
     std::filesystem::remove(file);
     GTEST_SKIP() << "tshark is absent: the dissection is not checked";
   }
+  // HTTP decoded on the server's port: tshark otherwise picks the dissector
+  // by port, trying a port registered to another protocol before its HTTP
+  // heuristic, and the client's ephemeral port is now and then one (44321
+  // pcp, 44322 pmproxy, 48898 ams, 57000 irc, ...): that connection's
+  // request was then not dissected as HTTP at all.
   std::string methods;
-  if (FILE* p = ::popen(
-          ("tshark -r '" + file + "' -Y http.request -T fields -e http.request.method 2>/dev/null").c_str(), "r")) {
+  if (FILE* p = ::popen(("tshark -r '" + file + "' -d tcp.port==" + std::to_string(target.config.target_port) +
+                         ",http -Y http.request -T fields -e http.request.method 2>/dev/null")
+                            .c_str(),
+                        "r")) {
     char line[256];
     while (std::fgets(line, sizeof line, p)) methods += line;
     ::pclose(p);

@@ -33,10 +33,13 @@ c = json.load(open(sys.argv[1]))["capture"]
 assert c["made"] is True and c["packets"] > 0 and c["interface"] == "lo" and c["redactions"] > 0, c
 PY
 grep -q "^capture: .*c.pcap on lo" "$work/run.out" || { fail "the terminal summary has no capture line"; show; }
+# HTTP decoded on the service's port: tshark picks a dissector by port first, and
+# a port registered to another protocol (44321 pcp, 48049 cbsp, ...) would hide it.
+http_on="tcp.port==${url##*:},http"
 if [ $have_tshark = 1 ]; then
-  n=$(tshark -r "$work/c.pcap" -Y http.request 2>/dev/null | wc -l)
+  n=$(tshark -r "$work/c.pcap" -d "$http_on" -Y http.request 2>/dev/null | wc -l)
   [ "$n" -gt 0 ] || fail "tshark finds no HTTP request in c.pcap (expected the contract's requests)"
-  tshark -r "$work/c.pcap" -Y 'http.request and http.request.line contains "Apikey: xxxx"' 2>/dev/null | grep -q . ||
+  tshark -r "$work/c.pcap" -d "$http_on" -Y 'http.request and http.request.line contains "Apikey: xxxx"' 2>/dev/null | grep -q . ||
     fail "tshark shows no Apikey header overwritten with x in c.pcap"
 fi
 
@@ -50,7 +53,7 @@ done
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["capture"]; assert c["made"] and c["packets"] > 0, c' \
   "$work/l.json" || fail "l.json lacks a made capture section with packets"
 if [ $have_tshark = 1 ]; then
-  n=$(tshark -r "$work/l.pcap" -Y http.request 2>/dev/null | wc -l)
+  n=$(tshark -r "$work/l.pcap" -d "$http_on" -Y http.request 2>/dev/null | wc -l)
   [ "$n" -gt 0 ] || fail "tshark finds no HTTP request in l.pcap"
 fi
 
