@@ -7,8 +7,10 @@
 //
 // What the service chose in the run (the alias a tag picked) is read from its
 // answers, not repeated: later requests and the compared answer name that
-// alias by a variable. Each tag it made is deleted when it ends, however it
-// ends. Instants in answers are not compared; pauses between steps are kept.
+// alias by a variable. What the run shows the check had found (database
+// entries, aliases bound before, a full channel) is set up first. Each tag
+// it made is deleted when it ends, however it ends. Instants in answers are
+// not compared; pauses between steps are kept.
 #pragma once
 
 #include <string>
@@ -23,7 +25,7 @@ namespace crh::contracts {
 // reports put before it (reports/rerun.hpp): its first line is the headline
 // (a comment saying what it does, or why it cannot). Empty unless `r` failed.
 // `before`: the run's exchanges before the check's, which tell what state
-// the check found (a second try sets it up again).
+// the check found: the script sets it up again before its requests.
 std::string reproducer(const CheckResult& r, const core::Target& target, const std::vector<ReplayStep>& before = {});
 
 }  // namespace crh::contracts
