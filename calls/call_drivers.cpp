@@ -59,6 +59,16 @@ std::optional<std::string> cannot_place_calls(const core::Target& target, const 
   return std::nullopt;
 }
 
+CallResult placed_past_not_now(const std::function<CallResult()>& place,
+                               const std::function<bool(int again, const std::string& retry_after)>& wait_out) {
+  auto r = place();
+  for (int again = 0;
+       r.not_now && wait_out(again, r.exchange && r.exchange->answered() ? r.exchange->response->header("Retry-After") : "");
+       ++again)
+    r = place();
+  return r;
+}
+
 std::string first_call_hint(const core::Target& target) {
   if (target.calls.sip)
     return "The race over SIP needs --sip-target to take calls to the alias's number (profile sip.number_field, "

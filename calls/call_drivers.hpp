@@ -29,6 +29,12 @@ std::optional<std::string> cannot_place_calls(const core::Target& target, const 
 // What to set up when the first caller of a freshly tagged alias did not connect.
 std::string first_call_hint(const core::Target& target);
 
+// `place()` (a call, and whatever the caller records of it), again while its
+// answer is a "not now" and `wait_out(again, retry_after)` waited and says to
+// go on (the one loop of a check's call and of the load's call probe).
+CallResult placed_past_not_now(const std::function<CallResult()>& place,
+                               const std::function<bool(int again, const std::string& retry_after)>& wait_out);
+
 std::unique_ptr<CallDriver> make_call_driver(const core::Target& target,
                                              const core::ExpectedStatuses& statuses, core::ClientConfig client,
                                              std::function<void(const core::Exchange&)> observe = {},

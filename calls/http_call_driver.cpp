@@ -95,7 +95,7 @@ CallResult HttpCallDriver::result_of(core::Exchange e) const {
   r.status = e.answered() ? e.response->status : 0;
   r.outcome = outcome_of(r.status);
   r.not_now = r.outcome == CallOutcome::throttled;
-  r.no_hook = r.status == 404 || r.status == 405 || r.status == 501;
+  r.no_hook = no_call_hook(r.status);
   r.evidence = e.answered() ? "HTTP " + std::to_string(r.status)
                             : "no answer: " + std::string(to_string(e.error)) + " (" + e.error_detail + ")";
   r.exchange = std::move(e);

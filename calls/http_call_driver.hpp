@@ -15,6 +15,11 @@
 
 namespace crh::calls {
 
+// A call sent with the key and answered with this status says the target
+// has no call hook at all (no such route, no such method, not implemented),
+// not that the call was refused.
+inline bool no_call_hook(unsigned status) { return status == 404 || status == 405 || status == 501; }
+
 class HttpCallDriver : public CallDriver {
  public:
   // `observe` sees every exchange a call made (a check records it as evidence).

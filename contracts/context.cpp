@@ -78,6 +78,14 @@ std::vector<Dropped> RunShared::dropped() const {
   std::lock_guard lock(recorded_mutex_);
   return dropped_;
 }
+void RunShared::record_unjudged_write(ReplayStep write) {
+  std::lock_guard lock(recorded_mutex_);
+  unjudged_writes_.push_back(std::move(write));
+}
+std::vector<ReplayStep> RunShared::unjudged_writes() const {
+  std::lock_guard lock(recorded_mutex_);
+  return unjudged_writes_;
+}
 
 namespace {
 

@@ -137,11 +137,17 @@ struct RunShared {
   std::vector<Recorded> recorded() const;
   void record(const Dropped& d);
   std::vector<Dropped> dropped() const;
+  // The writes no run-wide check judges (the exploration's, which its model
+  // judges), request and status: the state they left is what a reproducer
+  // of the exploration sets up again.
+  void record_unjudged_write(ReplayStep write);
+  std::vector<ReplayStep> unjudged_writes() const;
 
  private:
   mutable std::mutex recorded_mutex_;
   std::vector<Recorded> recorded_;
   std::vector<Dropped> dropped_;
+  std::vector<ReplayStep> unjudged_writes_;
 };
 
 class CheckContext {

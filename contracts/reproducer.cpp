@@ -426,6 +426,14 @@ std::string set_up(const CheckResult& r, std::size_t first, std::size_t last, co
 
 }  // namespace
 
+std::optional<std::size_t> first_step(const CheckResult& r) {
+  if (!r.failing_step) return std::nullopt;
+  const std::size_t last = *r.failing_step;
+  // A run-wide check's evidence cites other checks' exchanges: the one that
+  // failed is sent alone, out of the sequence it was part of.
+  return r.evidence[last].replay && r.evidence[last].replay->cited ? last : 0;
+}
+
 std::string reproducer(const CheckResult& r, const core::Target& target, const std::vector<ReplayStep>& before) {
   if (r.outcome != Outcome::fail) return {};
   const std::string what = first_must(r);
@@ -440,9 +448,7 @@ std::string reproducer(const CheckResult& r, const core::Target& target, const s
     return cannot("this failure shows only with callers released at one instant, which a shell cannot do");
   if (!r.failing_step) return cannot("the check failed before it sent anything");
   const std::size_t last = *r.failing_step;
-  // A run-wide check's evidence cites other checks' exchanges: the one that
-  // failed is sent alone, out of the sequence it was part of.
-  const std::size_t first = r.evidence[last].replay && r.evidence[last].replay->cited ? last : 0;
+  const std::size_t first = *first_step(r);
   for (std::size_t i = first; i <= last; ++i)
     if (!r.evidence[i].replay)
       return cannot("not self-contained: step " + std::to_string(i + 1) + " (" + r.evidence[i].curl +

@@ -13,6 +13,7 @@
 // not compared; pauses between steps are kept.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,5 +28,10 @@ namespace crh::contracts {
 // `before`: the run's exchanges before the check's, which tell what state
 // the check found: the script sets it up again before its requests.
 std::string reproducer(const CheckResult& r, const core::Target& target, const std::vector<ReplayStep>& before = {});
+
+// The evidence the script starts with: the failing step when a run-wide
+// check cites it (sent alone), else the first. Nothing when it did not fail
+// on an exchange.
+std::optional<std::size_t> first_step(const CheckResult& r);
 
 }  // namespace crh::contracts

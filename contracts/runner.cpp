@@ -276,18 +276,32 @@ class Executor {
     // the key is long enough not to match the harness's own words.
     r.message = core::composed(r.message);
     for (auto& f : r.findings) f.text = core::composed(f.text);
-    if (r.outcome == Outcome::fail) {
-      // What the run had sent before this check: the state it found.
-      std::vector<ReplayStep> before;
-      for (auto& e : shared_.recorded()) {
-        if (e.check == r.id) break;
-        if (e.replay) before.push_back(std::move(*e.replay));
-      }
-      r.reproducer = core::composed(reproducer(r, shared_.target, before));
-    }
+    if (r.outcome == Outcome::fail) r.reproducer = core::composed(reproducer(r, shared_.target, sent_before(r)));
     for (auto& e : r.evidence) e.answer = core::composed(e.answer);
     constexpr std::size_t kMaxEvidence = 60;
     if (r.evidence.size() > kMaxEvidence) r.evidence.resize(kMaxEvidence);
+  }
+
+  // What the run had sent before the first exchange of `r`'s script (a
+  // check's own, or one a run-wide check cites), found as it was recorded;
+  // else (a sequence the check rebuilt: the exploration's) before the
+  // check's first exchange, and the writes no run-wide check judges.
+  std::vector<ReplayStep> sent_before(const CheckResult& r) const {
+    auto run = shared_.recorded();
+    const auto start = first_step(r);
+    const auto* first = start && r.evidence[*start].replay ? &*r.evidence[*start].replay : nullptr;
+    auto end = std::find_if(run.begin(), run.end(), [&](const Recorded& e) {
+      return first && e.replay && e.replay->at == first->at && e.replay->request.method == first->request.method &&
+             e.replay->request.target == first->request.target && e.replay->request.body == first->request.body;
+    });
+    const bool rebuilt = end == run.end();
+    if (rebuilt) end = std::find_if(run.begin(), run.end(), [&](const Recorded& e) { return e.check == r.id; });
+    std::vector<ReplayStep> before;
+    for (auto e = run.begin(); e != end; ++e)
+      if (e->replay) before.push_back(std::move(*e->replay));
+    if (rebuilt)
+      for (auto& w : shared_.unjudged_writes()) before.push_back(std::move(w));
+    return before;
   }
 
   // Puts back what the run changed (DESIGN.md §5), then looks again: every

@@ -162,12 +162,12 @@ json::value probe_call(core::HttpClient& client, const LoadConfig& c, const json
   return probe_tag(client, c, [&](const std::string& alias) {
     // An armed call is not sent through HttpClient::send, so its "not now"
     // (a rate limit) is waited out here, as the set-up's reads are.
-    auto r = driver->place(alias, "+15559999999");
     const int retries = around_load(c, c.timeout).not_now_retries;
-    for (int again = 0; r.not_now && r.exchange && core::wait_out_not_now(again, retries,
-                                                   r.exchange->response->header("Retry-After"), nullptr);
-         ++again)
-      r = driver->place(alias, "+15559999999");
+    const auto r = calls::placed_past_not_now(
+        [&] { return driver->place(alias, "+15559999999"); },
+        [&](int again, const std::string& retry_after) {
+          return core::wait_out_not_now(again, retries, retry_after, nullptr);
+        });
     if (r.outcome == core::CallOutcome::connected) return;
     const std::string got = r.exchange ? shown(c, r.exchange->request) + " got " + answer_text(*r.exchange) : r.evidence;
     throw SetupError("the first caller of a freshly tagged alias (" + alias + ") did not connect: " + got + ". " +

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <functional>
 
+#include "calls/http_call_driver.hpp"
 #include "contracts/suites/suites.hpp"
 
 namespace crh::contracts::suites {
@@ -206,7 +207,7 @@ void rejected_call(CheckContext& ctx) {
   auto e = ctx.call(alias, ctx.caller(3));
   // Keyless calls may be refused before any route is looked up: only the
   // keyed call shows whether there is a hook (the binding checks' reading).
-  if (e.answered() && (e.response->status == 404 || e.response->status == 405 || e.response->status == 501)) {
+  if (e.answered() && calls::no_call_hook(e.response->status)) {
     ctx.run().no_call_hook = true;
     ctx.skip("the target has no call hook (" + describe_answer(e) + ")");
   }

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <optional>
 
+#include "calls/call_drivers.hpp"
 #include "contracts/suites/suites.hpp"
 #include "oracle/verdicts.hpp"
 
@@ -32,13 +33,10 @@ calls::CallResult recorded(CheckContext& ctx, calls::CallResult r, const std::st
 // A throttled call (a "not now") is placed again, by the same caller, as
 // CheckContext::wait_out_not_now says.
 calls::CallResult place(CheckContext& ctx, const std::string& alias, const std::string& caller) {
-  auto r = recorded(ctx, ctx.calls().place(alias, caller), alias, caller);
-  for (int again = 0;
-       r.not_now &&
-       ctx.wait_out_not_now(again, r.exchange && r.exchange->answered() ? r.exchange->response->header("Retry-After") : "");
-       ++again)
-    r = recorded(ctx, ctx.calls().place(alias, caller), alias, caller);
-  return r;
+  return calls::placed_past_not_now([&] { return recorded(ctx, ctx.calls().place(alias, caller), alias, caller); },
+                                    [&](int again, const std::string& retry_after) {
+                                      return ctx.wait_out_not_now(again, retry_after);
+                                    });
 }
 
 // Ends the check when the call got no usable answer: an HTTP exchange as

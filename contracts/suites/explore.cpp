@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "calls/http_call_driver.hpp"
 #include "contracts/explore/explore.hpp"
 #include "contracts/suites/suites.hpp"
 #include "core/curl.hpp"
@@ -72,6 +73,8 @@ class LiveWire final : public explore::Wire {
         a.dropped = dropped(e) && ctx_.run().answered_any;
       }
       if (e.error == core::TransportError::connect_failed) ctx_.run().target_lost = true;
+      if (e.request.method != "GET" && e.request.method != "HEAD")
+        ctx_.run().record_unjudged_write({.request = e.request, .status = e.answered() ? e.response->status : 0u});
       if (e.answered()) ctx_.run().answered_any = true;
       a.curl = curl(e.request, step.key);
       a.request = e.request;
@@ -205,14 +208,14 @@ class LiveWire final : public explore::Wire {
   std::set<std::string> noted_agents_;
 };
 
-// Whether the call hook answers a call of a freshly tagged alias with
-// anything but 404, 405 or 501 (what the binding checks take for "no hook"):
-// a target without one is not explored through it. Unknown: yes.
+// Whether the call hook answers a call of a freshly tagged alias as a hook
+// would (calls::no_call_hook, the binding checks' reading): a target without
+// one is not explored through it. Unknown: yes.
 bool has_call_hook(CheckContext& quiet) {
   try {
     api::TagGuard tags(quiet);
     const auto e = quiet.call(tags.tag("explore-hook"), quiet.caller(99));
-    return !e.answered() || (e.response->status != 404 && e.response->status != 405 && e.response->status != 501);
+    return !e.answered() || !calls::no_call_hook(e.response->status);
   } catch (const CheckEnded&) {
     return true;  // no alias to tag: the sequences find out
   }

@@ -2,6 +2,7 @@
 // place calls at all (a hook in the profile; over SIP, a number to dial in the
 // alias list), and what to set when a first call did not connect.
 #include "calls/call_drivers.hpp"
+#include "calls/http_call_driver.hpp"
 
 #include <gtest/gtest.h>
 
@@ -62,6 +63,40 @@ TEST(HttpCallDriver, A429IsThrottledUnlessTheProfileNamesItARefusal) {
 TEST(FirstCallHint, NamesWhatToSetForTheTargetsDriver) {
   EXPECT_NE(first_call_hint(http_target()).find("call_hook.method"), std::string::npos);
   EXPECT_NE(first_call_hint(sip_target()).find("--sip-target"), std::string::npos);
+}
+
+// A "not now" is placed again while the caller's wait says to go on, with
+// the answer's Retry-After; any other answer ends the loop at once.
+TEST(PlacedPastNotNow, PlacesAgainWhileNotNowAndTheWaitGoesOn) {
+  const auto answer = [](bool not_now) {
+    CallResult r;
+    r.not_now = not_now;
+    r.outcome = not_now ? core::CallOutcome::throttled : core::CallOutcome::connected;
+    core::Exchange e;
+    e.response = core::HttpResponse{.status = not_now ? 429u : 200u, .headers = {{"Retry-After", "1"}}};
+    r.exchange = std::move(e);
+    return r;
+  };
+  int placed = 0;
+  std::vector<std::pair<int, std::string>> waits;
+  const auto place = [&] { return answer(++placed <= 2); };
+  const auto r = placed_past_not_now(place, [&](int again, const std::string& retry_after) {
+    waits.push_back({again, retry_after});
+    return true;
+  });
+  EXPECT_EQ(placed, 3);
+  EXPECT_EQ(r.outcome, core::CallOutcome::connected);
+  EXPECT_EQ(waits, (std::vector<std::pair<int, std::string>>{{0, "1"}, {1, "1"}}));
+
+  placed = 0;
+  const auto given_up = placed_past_not_now(place, [](int, const std::string&) { return false; });
+  EXPECT_EQ(placed, 1) << "the wait said stop";
+  EXPECT_TRUE(given_up.not_now);
+}
+
+TEST(NoCallHook, OnlyNoRouteNoMethodOrNotImplemented) {
+  for (unsigned s : {404u, 405u, 501u}) EXPECT_TRUE(no_call_hook(s)) << s;
+  for (unsigned s : {200u, 400u, 401u, 403u, 409u, 429u, 500u, 503u}) EXPECT_FALSE(no_call_hook(s)) << s;
 }
 
 }  // namespace
