@@ -174,16 +174,23 @@ std::string replaced(std::string text, std::string_view from, const std::string&
   return text;
 }
 
-// "within 28 ms of the end of the tag of step 1" when the failing step was
-// sent that close to the end of a tag of the check (its minutes from the
-// request, the target's minute): replayed a little later, as a script is,
-// a correct service answers as the failing run did. Closer than 100 ms,
-// or 20 ms a step before it (what starting curl costs, step after step).
-std::optional<std::string> near_a_tags_end(const CheckResult& r, std::size_t first, std::size_t last,
-                                           const core::Target& target) {
+// When the script sends the failing step (since the check began): as in the
+// run, unless that came close to the end of a tag of the check (its minutes
+// from the request, the target's minute), closer than a shell's sleeps keep
+// to (100 ms, or 20 ms a step before it: what starting curl costs). Then it
+// is moved three times that far from the end, on the side it was on of
+// every tag's end: what the spec predicts there holds all along that side.
+// `moved` says so; `cannot` says why it cannot move (before an end, with an
+// earlier step in the way).
+struct FailingTime {
+  std::chrono::microseconds at{0};
+  std::string moved, cannot;
+};
+FailingTime failing_time(const CheckResult& r, std::size_t first, std::size_t last, const core::Target& target) {
+  using us = std::chrono::microseconds;
   const auto& failing = *r.evidence[last].replay;
-  const auto margin = std::max<std::chrono::microseconds>(std::chrono::milliseconds(100),
-                                                          std::chrono::milliseconds(20) * static_cast<int>(last - first));
+  const us margin = std::max<us>(std::chrono::milliseconds(100), std::chrono::milliseconds(20) * static_cast<int>(last - first));
+  std::vector<std::pair<std::size_t, us>> ends;  // each tag's step and end
   for (std::size_t i = first; i < last; ++i) {
     const auto& step = *r.evidence[i].replay;
     const auto seen = core::api::recognize(target.dialect.call_hook, step.request.method, step.request.target);
@@ -193,13 +200,32 @@ std::optional<std::string> near_a_tags_end(const CheckResult& r, std::size_t fir
     char* end = nullptr;
     const double m = std::strtod(minutes->c_str(), &end);
     if (end == minutes->c_str() || m <= 0) continue;
-    const auto ends = step.at + std::chrono::duration_cast<std::chrono::microseconds>(target.minute * m);
-    const auto off = failing.at > ends ? failing.at - ends : ends - failing.at;
-    if (off < margin)
-      return "within " + std::to_string(off.count() / 1000) + " ms of the end of the tag of step " +
-             std::to_string(i + 1);
+    ends.push_back({i, step.at + std::chrono::duration_cast<us>(target.minute * m)});
   }
-  return std::nullopt;
+  FailingTime out{failing.at};
+  const auto near = std::find_if(ends.begin(), ends.end(), [&](const auto& e) {
+    return (failing.at > e.second ? failing.at - e.second : e.second - failing.at) < margin;
+  });
+  if (near == ends.end()) return out;
+  const bool after = failing.at >= near->second;
+  const us off = after ? failing.at - near->second : near->second - failing.at;
+  const std::string was = std::to_string(off.count() / 1000) + " ms " + (after ? "after" : "before") +
+                          " the end of the tag of step " + std::to_string(near->first + 1);
+  out.at = after ? near->second + 3 * margin : near->second - 3 * margin;
+  const us earlier = last > first ? r.evidence[last - 1].replay->at : us(0);
+  const bool kept = std::all_of(ends.begin(), ends.end(), [&](const auto& e) {
+    return (failing.at >= e.second) == (out.at >= e.second) &&
+           (out.at > e.second ? out.at - e.second : e.second - out.at) >= margin;
+  });
+  if (out.at <= earlier || !kept) {
+    out.cannot = "its failing step came " + was + ", closer than a shell's sleeps keep to, and cannot be moved "
+                 "further from it";
+    return out;
+  }
+  out.moved = "Step " + std::to_string(last + 1) + " is sent " + std::to_string(3 * margin.count() / 1000) + " ms " +
+              (after ? "after" : "before") + " the end of the tag of step " + std::to_string(near->first + 1) +
+              " (the failing run: " + was + "): a shell's sleeps keep to that side of it.";
+  return out;
 }
 
 std::string first_must(const CheckResult& r) {
@@ -211,17 +237,19 @@ std::string first_must(const CheckResult& r) {
 // The script's lines, step by step: what it read from the answers so far.
 class Script {
  public:
-  Script(const CheckResult& r, const core::Target& target) : r_(r), target_(target) {}
+  Script(const CheckResult& r, const core::Target& target, std::chrono::microseconds failing_at)
+      : r_(r), target_(target), failing_at_(failing_at) {}
 
   void step(std::size_t i, bool last) {
     const ReplayStep& step = *r_.evidence[i].replay;
     const std::string n = std::to_string(i + 1);
     // The step as the script sends it, its alias the one read this time.
     const std::string label = sh_word(step.request.method + " ") + target_words(step, target_, captured_);
-    if (sent_any_ && step.at - previous_ >= std::chrono::milliseconds(20))
-      out_ += "sleep " + seconds(step.at - previous_) + "  # the pause the check made here\n";
+    const auto at = last ? failing_at_ : step.at;
+    if (sent_any_ && at - previous_ >= std::chrono::milliseconds(20))
+      out_ += "sleep " + seconds(at - previous_) + "  # the pause the check made here\n";
     sent_any_ = true;
-    previous_ = step.at;
+    previous_ = at;
     out_ += "\necho " + sh_word("step " + n + ": ") + label + "\n";
     out_ += "send " + curl_args(step, target_, captured_) + "\n";
     const auto seen = core::api::recognize(target_.dialect.call_hook, step.request.method, step.request.target);
@@ -298,6 +326,7 @@ class Script {
  private:
   const CheckResult& r_;
   const core::Target& target_;
+  std::chrono::microseconds failing_at_;  // when the failing step is sent (failing_time)
   std::string out_;
   std::vector<Captured> captured_;
   int tags_ = 0;
@@ -453,8 +482,8 @@ std::string reproducer(const CheckResult& r, const core::Target& target, const s
     if (!r.evidence[i].replay)
       return cannot("not self-contained: step " + std::to_string(i + 1) + " (" + r.evidence[i].curl +
                     ") is no HTTP request a shell script can send");
-  if (auto near = near_a_tags_end(r, first, last, target))
-    return cannot("its failing step came " + *near + ", a timing a shell's sleeps cannot keep to");
+  const auto when = failing_time(r, first, last, target);
+  if (!when.cannot.empty()) return cannot(when.cannot);
 
   core::api::Sent untag{.id = std::string(kMarker), .channel = target.channel};
   const std::string untag_path = core::api::request_as_sent(target, Operation::untag, untag).target;
@@ -466,11 +495,12 @@ std::string reproducer(const CheckResult& r, const core::Target& target, const s
   out += comment("What failed: " + what);
   if (first == last && last > 0)
     out += "# The check that made it sent it among others; sent alone it may find another state.\n";
+  if (!when.moved.empty()) out += comment(when.moved);
   out += "# Needs curl and CRH_API_KEY (the target's key); CRH_BASE_URL=http://host:port sends it elsewhere.\n"
          "# Every alias it tags is untagged when it ends.\n";
   out += replaced(replaced(kShPrelude, "@BASE@", sh_word(target.base.to_string())), "@UNTAG@",
                   replaced(sh_word(untag_path), "%01", "'\"$a\"'"));
-  Script script(r, target);
+  Script script(r, target, when.at);
   for (std::size_t i = first; i <= last; ++i) script.step(i, i == last);
   std::string state;
   const std::string found = set_up(r, first, last, target, before, state);

@@ -28,7 +28,7 @@ show() { echo "  stdout: $(tail -n 5 "$work/run.out")"; echo "  stderr: $(tail -
 await_url() {
   local found
   for _ in $(seq 200); do
-    found=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$1" | head -n1 || true)
+    found=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$1" 2>/dev/null | head -n1 || true)  # not there yet: wait
     [ -n "$found" ] && { echo "$found"; return 0; }
     kill -0 "$2" 2>/dev/null || break
     sleep 0.05

@@ -95,13 +95,32 @@ TEST(Reproducer, NothingForACheckThatDidNotFail) {
   EXPECT_TRUE(reproducer(r, target()).empty());
 }
 
-TEST(Reproducer, AFailingStepNearATagsEndIsLeftToTheRerunLine) {
+// A failing step close to a tag's end is sent further from it, on the side
+// it was on; before an end with an earlier step in the way, it cannot be.
+TEST(Reproducer, AFailingStepNearATagsEndIsMovedToItsSideOfIt) {
   auto r = failed_binding();
-  r.evidence[0].replay->request.body = "tag=t&minutes=1";          // ends at 1000 ms
-  r.evidence[2].replay->at = std::chrono::milliseconds(980);       // 20 ms before
-  EXPECT_NE(reproducer(r, target()).find("within 20 ms of the end of the tag of step 1"), std::string::npos);
-  r.evidence[2].replay->at = std::chrono::milliseconds(1600);      // well after
-  EXPECT_EQ(reproducer(r, target()).find("within"), std::string::npos);
+  r.evidence[0].replay->request.body = "tag=t&minutes=1";     // ends at 1000 ms
+  r.evidence[2].replay->at = std::chrono::milliseconds(980);  // 20 ms before
+  std::string script = reproducer(r, target());
+  EXPECT_NE(script.find("# Step 3 is sent 300 ms before the end of the tag of step 1 (the failing run: 20 ms before"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("sleep 0.695"), std::string::npos) << "sent at 700 ms, the step before at 5 ms: " << script;
+  EXPECT_TRUE(parses_under_sh(script)) << script;
+
+  r.evidence[2].replay->at = std::chrono::milliseconds(1030);  // 30 ms after
+  script = reproducer(r, target());
+  EXPECT_NE(script.find("sleep 1.295"), std::string::npos) << "sent at 1300 ms: " << script;
+
+  r.evidence[1].replay->at = std::chrono::milliseconds(900);
+  r.evidence[2].replay->at = std::chrono::milliseconds(980);
+  script = reproducer(r, target());
+  EXPECT_NE(script.find("cannot be moved further from it"), std::string::npos) << "step 2 at 900 ms is in the way";
+  EXPECT_NE(script.find("\nexit 2\n"), std::string::npos) << script;
+
+  r.evidence[1].replay->at = std::chrono::milliseconds(5);
+  r.evidence[2].replay->at = std::chrono::milliseconds(1600);  // well after
+  EXPECT_EQ(reproducer(r, target()).find("# Step 3 is sent"), std::string::npos);
 }
 
 // The state the run had left, written again before the check's requests:
