@@ -170,8 +170,16 @@ json::value probe_call(core::HttpClient& client, const LoadConfig& c, const json
         });
     if (r.outcome == core::CallOutcome::connected) return;
     const std::string got = r.exchange ? shown(c, r.exchange->request) + " got " + answer_text(*r.exchange) : r.evidence;
+    // No answer at all on the call's own connection (or none opened), while
+    // the set-up's connection is open and answered: not the hook's doing.
+    const bool unanswered = !c.target.calls.sip && r.outcome == core::CallOutcome::unknown &&
+                            (!r.exchange || !r.exchange->answered());
     throw SetupError("the first caller of a freshly tagged alias (" + alias + ") did not connect: " + got + ". " +
-                     calls::first_call_hint(c.target));
+                     (unanswered ? "The service answers on one connection but did not answer this call on a second "
+                                   "one within --timeout: a service that serves one connection at a time cannot be "
+                                   "raced (each caller needs a connection of its own); a slow one needs a longer "
+                                   "--timeout"
+                                 : calls::first_call_hint(c.target)));
   });
 }
 

@@ -177,6 +177,21 @@ url=$slow_url control load --scenario race --duration 5
 rounds=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["race"]["rounds"])' "$work/control.load.json" 2>/dev/null || echo 0)
 echo "slow service: the race measured $rounds rounds in 5 s"
 if [ "$rounds" -lt 20 ]; then bad_cases+=("slow-service/rounds=$rounds"); fi
+# The same service serving one connection at a time: a race cannot be run on
+# it, and the load says so at set-up (exit 3), not that the call hook is wrong.
+python3 "$(dirname "$mistake_server")/slow_front.py" --upstream "$url" --port-file "$work/serial.port" \
+  --one-at-a-time 2>"$work/serial.err" &
+serial_pid=$!
+pids+=("$serial_pid")
+for _ in $(seq 200); do [ -s "$work/serial.port" ] && break; sleep 0.05; done
+serial=0
+CRH_API_KEY=$key timeout -k 2 60 "$crh" load --base-url "http://127.0.0.1:$(cat "$work/serial.port")" --scenario race \
+  --duration 2 --timeout 1000 >"$work/serial.out" 2>&1 || serial=$?
+echo "one connection at a time: exit $serial: $(grep -o 'did not connect.*' "$work/serial.out" | cut -c1-160)"
+if [ "$serial" -ne 3 ] || ! grep -q "serves one connection at a time" "$work/serial.out"; then
+  bad_cases+=("one-connection-at-a-time/exit=$serial")
+fi
+stop "$serial_pid"
 stop "$pid"
 
 start

@@ -4,7 +4,10 @@ that passes every request to a real service (UPSTREAM, e.g. crh serve) and
 writes each answer's head and body in two writes, so that Nagle's algorithm
 and the client's delayed ACK make every exchange take tens of milliseconds.
 
-Usage: slow_front.py --upstream http://127.0.0.1:PORT --port-file FILE
+Usage: slow_front.py --upstream http://127.0.0.1:PORT --port-file FILE [--one-at-a-time]
+
+--one-at-a-time: one thread serves one connection until the client closes
+it (a service that cannot serve two clients at once).
 
 Binds 127.0.0.1 on a free port, writes it to FILE once listening, serves
 until killed. Python standard library only; loopback only.
@@ -53,12 +56,17 @@ class Server(http.server.ThreadingHTTPServer):
     request_queue_size = 5  # the listen queue
 
 
+class SerialServer(http.server.HTTPServer):
+    request_queue_size = 5
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--upstream", required=True)
     parser.add_argument("--port-file", required=True)
+    parser.add_argument("--one-at-a-time", action="store_true")
     args = parser.parse_args()
-    server = Server(("127.0.0.1", 0), Front)
+    server = (SerialServer if args.one_at_a_time else Server)(("127.0.0.1", 0), Front)
     server.upstream = urllib.parse.urlsplit(args.upstream)
     tmp = args.port_file + ".tmp"
     with open(tmp, "w") as f:
